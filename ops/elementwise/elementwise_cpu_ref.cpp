@@ -1,0 +1,117 @@
+// ops/elementwise/elementwise_cpu_ref.cpp: rung 0 of every elementwise op: the oracle.
+//
+// What:  out[i] = f(a[i], b[i]) over the broadcast shape, reading inputs
+//        through their strides (0 on broadcast dims); f computed in f32 and
+//        rounded once to the output dtype, as the CUDA kernels do.
+// Cost:  one read of each input element, one write: memory-bound.
+// Try:   TS_VARIANT=add/cpu/ref ./build/dev/tutorials/01_matmul_add --device cpu
+#include <cmath>
+
+#include "ops/checks.h"
+#include "ops/cpu_loops.h"
+#include "ops/variants.h"
+
+namespace ts {
+
+namespace {
+
+// out = op(a, b) with b a tensor (broadcast) or the call's scalar.
+template <typename Op>
+void binary_loop(OpCall& call, Op op) {
+  const Tensor& a = call.input(0);
+  Tensor& out = call.out;
+  visit_dtype(out.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (std::is_same_v<T, float> || std::is_same_v<T, bf16> || std::is_same_v<T, f16>) {
+      const T* pa = static_cast<const T*>(a.data_ptr());
+      T* po = static_cast<T*>(out.data_ptr());
+      if (call.has_scalar) {
+        const float b = static_cast<float>(call.scalar);
+        for_each_offset<2>(out.shape(), {broadcast_strides(a, out.shape()), out.strides()},
+                           [&](const auto& o) { store_f32(po, o[1], op(load_f32(pa, o[0]), b)); });
+        return;
+      }
+      const Tensor& b = call.input(1);
+      const T* pb = static_cast<const T*>(b.data_ptr());
+      if (a.is_contiguous() && b.is_contiguous() && a.shape() == out.shape() && b.shape() == out.shape()) {
+        const int64_t n = out.numel();  // the common case: one flat loop
+        for (int64_t i = 0; i < n; ++i) store_f32(po, i, op(load_f32(pa, i), load_f32(pb, i)));
+        return;
+      }
+      for_each_offset<3>(out.shape(),
+                         {broadcast_strides(a, out.shape()), broadcast_strides(b, out.shape()), out.strides()},
+                         [&](const auto& o) { store_f32(po, o[2], op(load_f32(pa, o[0]), load_f32(pb, o[1]))); });
+    }
+  });
+}
+
+template <typename Op>
+void unary_loop(OpCall& call, Op op) {
+  const Tensor& x = call.input(0);
+  Tensor& out = call.out;
+  visit_dtype(out.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (std::is_same_v<T, float> || std::is_same_v<T, bf16> || std::is_same_v<T, f16>) {
+      const T* px = static_cast<const T*>(x.data_ptr());
+      T* po = static_cast<T*>(out.data_ptr());
+      for_each_offset<2>(out.shape(), {x.strides(), out.strides()},
+                         [&](const auto& o) { store_f32(po, o[1], op(load_f32(px, o[0]))); });
+    }
+  });
+}
+
+}  // namespace
+
+void add_cpu_ref(OpCall& call) {
+  const float alpha = static_cast<float>(call.alpha);
+  if (alpha == 1.0f) {
+    binary_loop(call, [](float a, float b) { return a + b; });
+  } else {
+    binary_loop(call, [alpha](float a, float b) { return a + alpha * b; });
+  }
+}
+
+void sub_cpu_ref(OpCall& call) {
+  const float alpha = static_cast<float>(call.alpha);
+  binary_loop(call, [alpha](float a, float b) { return a - alpha * b; });
+}
+
+void mul_cpu_ref(OpCall& call) {
+  binary_loop(call, [](float a, float b) { return a * b; });
+}
+
+void div_cpu_ref(OpCall& call) {
+  binary_loop(call, [](float a, float b) { return a / b; });
+}
+
+void neg_cpu_ref(OpCall& call) {
+  unary_loop(call, [](float x) { return -x; });
+}
+
+void exp_cpu_ref(OpCall& call) {
+  unary_loop(call, [](float x) { return std::exp(x); });
+}
+
+void tanh_cpu_ref(OpCall& call) {
+  unary_loop(call, [](float x) { return std::tanh(x); });
+}
+
+void gelu_cpu_ref(OpCall& call) {
+  if (call.approximate == GeluApprox::tanh) {
+    // 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))): the GPT-2 / GeGLU form.
+    unary_loop(call, [](float x) {
+      constexpr float kSqrt2OverPi = 0.7978845608028654f;
+      return 0.5f * x * (1.0f + std::tanh(kSqrt2OverPi * (x + 0.044715f * x * x * x)));
+    });
+  } else {
+    // Exact: x * Phi(x) = 0.5 x (1 + erf(x / sqrt 2)).
+    unary_loop(call, [](float x) { return 0.5f * x * (1.0f + std::erf(x * 0.7071067811865476f)); });
+  }
+}
+
+void relu_cpu_ref(OpCall& call) {
+  // NaN propagates (x > 0 is false for NaN, so return x itself then), as in PyTorch.
+  unary_loop(call, [](float x) { return x > 0.0f || std::isnan(x) ? x : 0.0f; });
+}
+
+}  // namespace ts

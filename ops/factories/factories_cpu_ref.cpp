@@ -1,0 +1,82 @@
+// ops/factories/factories_cpu_ref.cpp: rung 0 of fill_, arange, rand, randn.
+//
+// The generator is counter-based: value i of a draw is a pure function of
+// (seed, offset + i), a splitmix64 hash. That makes a draw reproducible on
+// any device and in any order, at the cost of statistical finesse we do not
+// need for test inputs.
+#include <cmath>
+#include <numbers>
+
+#include "ops/cpu_loops.h"
+#include "ops/variants.h"
+
+namespace ts {
+
+namespace {
+
+uint64_t splitmix64(uint64_t x) {
+  x += 0x9e3779b97f4a7c15ull;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+
+// Uniform in [0, 1): the top 24 bits of the hash, exactly representable in f32.
+float uniform(uint64_t seed, uint64_t counter) {
+  return static_cast<float>(splitmix64(seed ^ splitmix64(counter)) >> 40) * 0x1.0p-24f;
+}
+
+template <typename Fn>
+void fill_contiguous(Tensor& out, Fn value_at) {
+  visit_dtype(out.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    T* p = static_cast<T*>(out.data_ptr());
+    const int64_t n = out.numel();
+    for (int64_t i = 0; i < n; ++i) {
+      if constexpr (std::is_same_v<T, bf16> || std::is_same_v<T, f16>) {
+        p[i] = T(static_cast<float>(value_at(i)));
+      } else {
+        p[i] = static_cast<T>(value_at(i));
+      }
+    }
+  });
+}
+
+}  // namespace
+
+void fill_cpu_ref(OpCall& call) {
+  Tensor& x = call.out;
+  visit_dtype(x.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    T value;
+    if constexpr (std::is_same_v<T, bf16> || std::is_same_v<T, f16>) {
+      value = T(static_cast<float>(call.scalar));
+    } else {
+      value = static_cast<T>(call.scalar);
+    }
+    T* p = static_cast<T*>(x.data_ptr());
+    for_each_offset<1>(x.shape(), {x.strides()}, [&](const auto& o) { p[o[0]] = value; });
+  });
+}
+
+void arange_cpu_ref(OpCall& call) {
+  const double start = call.scalar, step = call.alpha;
+  fill_contiguous(call.out, [&](int64_t i) { return start + static_cast<double>(i) * step; });
+}
+
+void rand_cpu_ref(OpCall& call) {
+  const uint64_t seed = call.seed, offset = static_cast<uint64_t>(call.start);
+  fill_contiguous(call.out, [&](int64_t i) { return uniform(seed, offset + 2 * static_cast<uint64_t>(i)); });
+}
+
+void randn_cpu_ref(OpCall& call) {
+  const uint64_t seed = call.seed, offset = static_cast<uint64_t>(call.start);
+  fill_contiguous(call.out, [&](int64_t i) {
+    // Box-Muller: two uniforms per value; 1 - u keeps the log's argument in (0, 1].
+    const uint64_t c = offset + 2 * static_cast<uint64_t>(i);
+    const float u1 = 1.0f - uniform(seed, c), u2 = uniform(seed, c + 1);
+    return std::sqrt(-2.0f * std::log(u1)) * std::cos(2.0f * std::numbers::pi_v<float> * u2);
+  });
+}
+
+}  // namespace ts

@@ -1,0 +1,83 @@
+// ops/reduce/reduce_cpu_ref.cpp: rung 0 of sum and max over a dim.
+//
+// What:  for every output element, walk the reduced dim through its stride.
+//        sum accumulates in f32; max keeps the first index of the largest
+//        value, and a NaN wins (it propagates, as in PyTorch).
+// Cost:  one read of the input, one write per output element.
+#include <cmath>
+
+#include "ops/cpu_loops.h"
+#include "ops/variants.h"
+
+namespace ts {
+
+namespace {
+
+// Calls row(x_offset, out_offset) for every output element; the caller walks `dim`.
+template <typename Row>
+void for_each_row(const OpCall& call, Row row) {
+  const Tensor& x = call.input(0);
+  const Tensor& out = call.out;
+  Dims rows = x.shape();
+  Dims out_strides = Dims::filled(x.dim(), 0);  // out's strides laid over x's dims
+  const int d = static_cast<int>(call.dim);
+  for (int i = 0, j = 0; i < x.dim(); ++i) {
+    if (i == d) {
+      rows[i] = 1;
+      if (call.keepdim) ++j;
+      continue;
+    }
+    out_strides[i] = out.strides()[j++];
+  }
+  for_each_offset<2>(rows, {x.strides(), out_strides}, [&](const auto& o) { row(o[0], o[1]); });
+}
+
+}  // namespace
+
+void sum_cpu_ref(OpCall& call) {
+  const Tensor& x = call.input(0);
+  const int64_t n = x.dim() ? x.shape()[static_cast<int>(call.dim)] : 1;
+  const int64_t stride = x.dim() ? x.strides()[static_cast<int>(call.dim)] : 0;
+  visit_dtype(x.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (std::is_same_v<T, float> || std::is_same_v<T, bf16> || std::is_same_v<T, f16>) {
+      const T* px = static_cast<const T*>(x.data_ptr());
+      T* po = static_cast<T*>(call.out.data_ptr());
+      for_each_row(call, [&](int64_t xo, int64_t oo) {
+        float acc = 0;
+        for (int64_t i = 0; i < n; ++i) acc += load_f32(px, xo + i * stride);
+        store_f32(po, oo, acc);
+      });
+    }
+  });
+}
+
+void max_cpu_ref(OpCall& call) {
+  const Tensor& x = call.input(0);
+  const int64_t n = x.dim() ? x.shape()[static_cast<int>(call.dim)] : 1;
+  const int64_t stride = x.dim() ? x.strides()[static_cast<int>(call.dim)] : 0;
+  int64_t* pi = static_cast<int64_t*>(call.out2.data_ptr());
+  visit_dtype(x.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (std::is_same_v<T, float> || std::is_same_v<T, bf16> || std::is_same_v<T, f16>) {
+      const T* px = static_cast<const T*>(x.data_ptr());
+      T* po = static_cast<T*>(call.out.data_ptr());
+      // values and indices are both contiguous with the same shape: one output offset serves both.
+      for_each_row(call, [&](int64_t xo, int64_t oo) {
+        float best = load_f32(px, xo);
+        int64_t best_i = 0;
+        for (int64_t i = 1; i < n && !std::isnan(best); ++i) {
+          const float v = load_f32(px, xo + i * stride);
+          if (v > best || std::isnan(v)) {
+            best = v;
+            best_i = i;
+          }
+        }
+        store_f32(po, oo, best);
+        pi[oo] = best_i;
+      });
+    }
+  });
+}
+
+}  // namespace ts

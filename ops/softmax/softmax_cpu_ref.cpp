@@ -1,0 +1,54 @@
+// ops/softmax/softmax_cpu_ref.cpp: rung 0 of softmax and _safe_softmax: the oracle.
+//
+// What:  per row along `dim`: m = max(x), s = sum(exp(x - m)), y = exp(x - m) / s.
+//        Subtracting the max changes nothing mathematically (softmax is
+//        shift-invariant) but keeps exp from overflowing. All in f32.
+// Safe:  a row that is entirely -inf has m = -inf and x - m = NaN; the safe
+//        variant returns 0 for such rows (what attention wants for a query
+//        that may attend to nothing), the plain one returns NaN like PyTorch.
+// Cost:  two passes over each row (max, then exp-sum), one write.
+#include <cmath>
+#include <limits>
+
+#include "ops/cpu_loops.h"
+#include "ops/variants.h"
+
+namespace ts {
+
+namespace {
+
+void softmax_rows(OpCall& call, bool safe) {
+  const Tensor& x = call.input(0);
+  Tensor& out = call.out;
+  const int d = static_cast<int>(call.dim);
+  const int64_t n = x.dim() == 0 ? 1 : x.shape()[d];
+  const int64_t xs = x.dim() == 0 ? 1 : x.strides()[d], os = out.dim() == 0 ? 1 : out.strides()[d];
+  Dims rows = x.shape();  // iterate every index but `dim`
+  if (x.dim() > 0) rows[d] = 1;
+  std::vector<float> e(static_cast<size_t>(n));
+  visit_dtype(x.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (std::is_same_v<T, float> || std::is_same_v<T, bf16> || std::is_same_v<T, f16>) {
+      const T* px = static_cast<const T*>(x.data_ptr());
+      T* po = static_cast<T*>(out.data_ptr());
+      for_each_offset<2>(rows, {x.strides(), out.strides()}, [&](const auto& o) {
+        float m = -std::numeric_limits<float>::infinity();
+        for (int64_t i = 0; i < n; ++i) m = std::fmax(m, load_f32(px, o[0] + i * xs));
+        if (safe && m == -std::numeric_limits<float>::infinity()) {
+          for (int64_t i = 0; i < n; ++i) store_f32(po, o[1] + i * os, 0.0f);
+          return;
+        }
+        float s = 0;
+        for (int64_t i = 0; i < n; ++i) s += e[static_cast<size_t>(i)] = std::exp(load_f32(px, o[0] + i * xs) - m);
+        for (int64_t i = 0; i < n; ++i) store_f32(po, o[1] + i * os, e[static_cast<size_t>(i)] / s);
+      });
+    }
+  });
+}
+
+}  // namespace
+
+void softmax_cpu_ref(OpCall& call) { softmax_rows(call, /*safe=*/false); }
+void safe_softmax_cpu_ref(OpCall& call) { softmax_rows(call, /*safe=*/true); }
+
+}  // namespace ts

@@ -1,0 +1,119 @@
+// tensor/tensor.cpp: Tensor metadata, element access and the small parsers.
+#include "tensor/tensor.h"
+
+#include <charconv>
+#include <string>
+
+#include "ops/ops.h"
+
+namespace ts {
+
+DType parse_dtype(std::string_view name) {
+  if (name == "f32" || name == "float32" || name == "float") return DType::f32;
+  if (name == "bf16" || name == "bfloat16") return DType::bf16;
+  if (name == "f16" || name == "float16" || name == "half") return DType::f16;
+  if (name == "bool") return DType::b8;
+  if (name == "i64" || name == "int64" || name == "long") return DType::i64;
+  fail("unknown dtype '{}' (expected f32, bf16, f16, bool or i64)", name);
+}
+
+std::string Device::str() const { return is_cpu() ? "cpu" : fmt::format("cuda:{}", index); }
+
+Device Device::parse(std::string_view text) {
+  if (text == "cpu") return kCPU;
+  if (text == "cuda") return kCUDA;
+  if (text.starts_with("cuda:")) {
+    int index = -1;
+    const auto digits = text.substr(5);
+    const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), index);
+    if (ec == std::errc{} && end == digits.data() + digits.size() && index >= 0) return Device{DeviceType::cuda, index};
+  }
+  fail("unknown device '{}' (expected cpu, cuda or cuda:N)", text);
+}
+
+std::string shape_x(const Dims& shape) {
+  std::string s;
+  for (int i = 0; i < shape.size(); ++i) s += (i ? "x" : "") + std::to_string(shape[i]);
+  return s;
+}
+
+int64_t Tensor::size(int64_t dim) const { return shape_[wrap_dim(dim, this->dim(), "size")]; }
+int64_t Tensor::stride(int64_t dim) const { return strides_[wrap_dim(dim, this->dim(), "stride")]; }
+
+bool Tensor::is_contiguous() const {
+  // PyTorch's rule: size-1 dims may have any stride; empty tensors are contiguous.
+  int64_t expected = 1;
+  for (int i = dim() - 1; i >= 0; --i) {
+    if (shape_[i] == 0) return true;
+    if (shape_[i] == 1) continue;
+    if (strides_[i] != expected) return false;
+    expected *= shape_[i];
+  }
+  return true;
+}
+
+Tensor make_contiguous_tensor(const Dims& shape, Options options) {
+  const int64_t n = numel_of(shape);
+  TS_CHECK(n >= 0, "empty: negative dimension in shape {}", shape);
+  auto storage = std::make_shared<Storage>(static_cast<size_t>(n) * element_size(options.dtype), options.device);
+  return Tensor(std::move(storage), shape, contiguous_strides(shape), 0, options.dtype);
+}
+
+namespace {
+
+template <typename Out>
+Out convert_element(const void* p, DType dtype) {
+  return visit_dtype(dtype, [&](auto tag) -> Out {
+    using T = decltype(tag);
+    const T value = *static_cast<const T*>(p);
+    if constexpr (std::is_same_v<T, bf16> || std::is_same_v<T, f16>) {
+      return static_cast<Out>(static_cast<float>(value));
+    } else {
+      return static_cast<Out>(value);
+    }
+  });
+}
+
+}  // namespace
+
+template <typename T>
+std::vector<T> Tensor::to_vector() const {
+  TS_CHECK(defined(), "to_vector: tensor is undefined");
+  if (!device().is_cpu()) return ts::to(*this, kCPU).to_vector<T>();
+  std::vector<T> values;
+  values.reserve(static_cast<size_t>(numel()));
+  if (numel() == 0) return values;
+  const char* base = static_cast<const char*>(data_ptr());
+  const int64_t esize = static_cast<int64_t>(element_size());
+  // Walk the index space in row-major order, following the strides.
+  Dims index = Dims::filled(dim(), 0);
+  int64_t offset = 0;
+  for (int64_t n = numel(); n > 0; --n) {
+    values.push_back(convert_element<T>(base + offset * esize, dtype_));
+    for (int d = dim() - 1; d >= 0; --d) {
+      offset += strides_[d];
+      if (++index[d] < shape_[d]) break;
+      offset -= strides_[d] * shape_[d];
+      index[d] = 0;
+    }
+  }
+  return values;
+}
+
+template <typename T>
+T Tensor::item() const {
+  TS_CHECK(defined() && numel() == 1, "item: a Tensor with {} elements cannot be converted to a scalar",
+           defined() ? numel() : 0);
+  return to_vector<T>()[0];
+}
+
+template std::vector<float> Tensor::to_vector<float>() const;
+template std::vector<double> Tensor::to_vector<double>() const;
+template std::vector<int64_t> Tensor::to_vector<int64_t>() const;
+template std::vector<bool> Tensor::to_vector<bool>() const;
+template float Tensor::item<float>() const;
+template double Tensor::item<double>() const;
+template int64_t Tensor::item<int64_t>() const;
+template bool Tensor::item<bool>() const;
+
+}  // namespace ts
