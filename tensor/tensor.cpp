@@ -117,3 +117,12 @@ template int64_t Tensor::item<int64_t>() const;
 template bool Tensor::item<bool>() const;
 
 }  // namespace ts
+
+#ifdef TS_GDB_PRINTER
+// Debug builds: ask gdb to load the ts::Tensor pretty-printer with any binary
+// that links this file (an entry of type 1, "python file", in .debug_gdb_scripts).
+asm(".pushsection \".debug_gdb_scripts\", \"MS\",@progbits,1\n"
+    ".byte 1\n"
+    ".asciz \"" TS_GDB_PRINTER "\"\n"
+    ".popsection\n");
+#endif

@@ -66,10 +66,16 @@ int main(int argc, char** argv) {
     describe("expand", b);
     fmt::print("expand() broadcasts with stride 0: three rows, one row of memory.\n\n");
 
+    const ts::Tensor y = ts::add(x, b);
+    describe("x + expand", y);
+    fmt::print("{}\n", y.str());
+    fmt::print("ts::add read b through its stride-0 dim: every row of x met the same [10, 20].\n\n");
+
     // The check this tutorial stands on: views share storage and read the right elements.
     const std::vector<float> want_t{1, 3, 5, 2, 4, 6};
     const bool ok = shared && xt.to_vector<float>() == want_t && xc.to_vector<float>() == want_t &&
-                    xc.storage() != x.storage() && xc.strides() == ts::Dims{3, 1};
+                    xc.storage() != x.storage() && xc.strides() == ts::Dims{3, 1} &&
+                    y.to_vector<float>() == std::vector<float>{11, 22, 13, 24, 15, 26};
     fmt::print("check: {}\n", ok ? "OK" : "FAILED");
     return ok ? 0 : 1;
   } catch (const ts::Error& e) {
