@@ -9,6 +9,7 @@
 
 #include <array>
 #include <cstdint>
+#include <initializer_list>
 
 #include "tensor/tensor.h"
 
@@ -68,7 +69,10 @@ struct OpCall {
   const Variant* variant = nullptr;         // chosen by dispatch(); the profiler records it
   Where loc;                                // the user's call site (profiler with_stack)
 
-  OpCall(OpId id, Where w) : op(id), loc(w) {}
+  // inputs: the op's tensors in its documented order (nullptr for an absent optional one).
+  OpCall(OpId id, Where w, std::initializer_list<const Tensor*> inputs = {}) : op(id), loc(w) {
+    for (const Tensor* x : inputs) in[num_in++] = x;
+  }
   const Tensor& input(int i) const { return *in[i]; }
 };
 

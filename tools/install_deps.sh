@@ -5,12 +5,16 @@
 # or on PATH; it does not come from Debian's archive.
 set -euo pipefail
 
-packages=(cmake ninja-build g++ make pkg-config python3
-          libfmt-dev doctest-dev libcli11-dev nlohmann-json3-dev
-          libopenblas-dev zlib1g-dev)
+# Tools count as present when they are on PATH, however they were installed
+# (a pip-installed cmake or ninja will do); libraries when dpkg has them.
+tools=(cmake:cmake ninja:ninja-build g++:g++ make:make python3:python3)
+libraries=(libfmt-dev doctest-dev libcli11-dev nlohmann-json3-dev libopenblas-dev zlib1g-dev)
 
 missing=()
-for p in "${packages[@]}"; do
+for entry in "${tools[@]}"; do
+  command -v "${entry%%:*}" >/dev/null || missing+=("${entry#*:}")
+done
+for p in "${libraries[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
 

@@ -50,9 +50,7 @@ void prepare_sdpa(OpCall& call) {
 
 Tensor scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& attn_mask,
                                     bool is_causal, double scale, Where loc) {
-  OpCall call(OpId::scaled_dot_product_attention, loc);
-  call.in = {&q, &k, &v, attn_mask.defined() ? &attn_mask : nullptr};
-  call.num_in = 4;
+  OpCall call(OpId::scaled_dot_product_attention, loc, {&q, &k, &v, attn_mask.defined() ? &attn_mask : nullptr});
   call.causal = is_causal;
   call.attn_scale = scale;
   return dispatch(call, prepare_sdpa);

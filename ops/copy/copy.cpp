@@ -38,26 +38,20 @@ void prepare_composite(OpCall& call) { check_inputs_on_one_device(call); }
 }  // namespace
 
 Tensor& fill_(Tensor& x, double value, Where loc) {
-  OpCall call(OpId::fill_, loc);
-  call.in = {&x};
-  call.num_in = 1;
+  OpCall call(OpId::fill_, loc, {&x});
   call.scalar = value;
   dispatch(call, prepare_fill);
   return x;
 }
 
 Tensor& copy_(Tensor& dst, const Tensor& src, Where loc) {
-  OpCall call(OpId::copy_, loc);
-  call.in = {&dst, &src};
-  call.num_in = 2;
+  OpCall call(OpId::copy_, loc, {&dst, &src});
   dispatch(call, prepare_copy);
   return dst;
 }
 
 Tensor clone(const Tensor& x, Where loc) {
-  OpCall call(OpId::clone, loc);
-  call.in = {&x};
-  call.num_in = 1;
+  OpCall call(OpId::clone, loc, {&x});
   return dispatch(call, prepare_composite);
 }
 
@@ -68,9 +62,7 @@ void clone_composite(OpCall& call) {
 
 Tensor contiguous(const Tensor& x, Where loc) {
   if (x.is_contiguous()) return x;  // PyTorch returns self without recording an op here too
-  OpCall call(OpId::contiguous, loc);
-  call.in = {&x};
-  call.num_in = 1;
+  OpCall call(OpId::contiguous, loc, {&x});
   return dispatch(call, prepare_composite);
 }
 
@@ -85,9 +77,7 @@ void prepare_to(OpCall& call) {
 
 Tensor to_impl(const Tensor& x, DType dtype, Device device, Where loc) {
   if (x.dtype() == dtype && x.device() == device) return x;  // nothing to do: the same tensor
-  OpCall call(OpId::to, loc);
-  call.in = {&x};
-  call.num_in = 1;
+  OpCall call(OpId::to, loc, {&x});
   call.dtype = dtype;
   call.target = device;
   return dispatch(call, prepare_to);

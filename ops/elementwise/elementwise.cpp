@@ -33,26 +33,20 @@ void prepare_unary(OpCall& call) {
 }
 
 Tensor binary(OpId op, const Tensor& a, const Tensor& b, double alpha, Where loc) {
-  OpCall call(op, loc);
-  call.in = {&a, &b};
-  call.num_in = 2;
+  OpCall call(op, loc, {&a, &b});
   call.alpha = alpha;
   return dispatch(call, prepare_binary);
 }
 
 Tensor binary_scalar(OpId op, const Tensor& a, double b, Where loc) {
-  OpCall call(op, loc);
-  call.in = {&a};
-  call.num_in = 1;
+  OpCall call(op, loc, {&a});
   call.scalar = b;
   call.has_scalar = true;
   return dispatch(call, prepare_binary);
 }
 
 Tensor unary(OpId op, const Tensor& x, Where loc, GeluApprox approximate = GeluApprox::none) {
-  OpCall call(op, loc);
-  call.in = {&x};
-  call.num_in = 1;
+  OpCall call(op, loc, {&x});
   call.approximate = approximate;
   return dispatch(call, prepare_unary);
 }

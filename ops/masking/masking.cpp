@@ -53,9 +53,7 @@ void prepare_triangle(OpCall& call) {
 }
 
 Tensor triangle(OpId op, const Tensor& x, int64_t diagonal, Where loc) {
-  OpCall call(op, loc);
-  call.in = {&x};
-  call.num_in = 1;
+  OpCall call(op, loc, {&x});
   call.dim = diagonal;
   return dispatch(call, prepare_triangle);
 }
@@ -63,9 +61,7 @@ Tensor triangle(OpId op, const Tensor& x, int64_t diagonal, Where loc) {
 }  // namespace
 
 Tensor masked_fill(const Tensor& x, const Tensor& mask, double value, Where loc) {
-  OpCall call(OpId::masked_fill, loc);
-  call.in = {&x, &mask};
-  call.num_in = 2;
+  OpCall call(OpId::masked_fill, loc, {&x, &mask});
   call.scalar = value;
   return dispatch(call, prepare_masked_fill);
 }
@@ -76,18 +72,14 @@ void masked_fill_composite(OpCall& call) {
 }
 
 Tensor& masked_fill_(Tensor& x, const Tensor& mask, double value, Where loc) {
-  OpCall call(OpId::masked_fill_, loc);
-  call.in = {&x, &mask};
-  call.num_in = 2;
+  OpCall call(OpId::masked_fill_, loc, {&x, &mask});
   call.scalar = value;
   dispatch(call, prepare_masked_fill_);
   return x;
 }
 
 Tensor where(const Tensor& condition, const Tensor& a, const Tensor& b, Where loc) {
-  OpCall call(OpId::where, loc);
-  call.in = {&condition, &a, &b};
-  call.num_in = 3;
+  OpCall call(OpId::where, loc, {&condition, &a, &b});
   return dispatch(call, prepare_where);
 }
 

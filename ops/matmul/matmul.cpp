@@ -98,32 +98,24 @@ void prepare_linear(OpCall& call) {
 }  // namespace
 
 Tensor mm(const Tensor& a, const Tensor& b, Where loc) {
-  OpCall call(OpId::mm, loc);
-  call.in = {&a, &b};
-  call.num_in = 2;
+  OpCall call(OpId::mm, loc, {&a, &b});
   return dispatch(call, prepare_mm);
 }
 
 Tensor bmm(const Tensor& a, const Tensor& b, Where loc) {
-  OpCall call(OpId::bmm, loc);
-  call.in = {&a, &b};
-  call.num_in = 2;
+  OpCall call(OpId::bmm, loc, {&a, &b});
   return dispatch(call, prepare_bmm);
 }
 
 Tensor addmm(const Tensor& c, const Tensor& a, const Tensor& b, double beta, double alpha, Where loc) {
-  OpCall call(OpId::addmm, loc);
-  call.in = {&c, &a, &b};
-  call.num_in = 3;
+  OpCall call(OpId::addmm, loc, {&c, &a, &b});
   call.beta = beta;
   call.alpha = alpha;
   return dispatch(call, prepare_addmm);
 }
 
 Tensor matmul(const Tensor& a, const Tensor& b, Where loc) {
-  OpCall call(OpId::matmul, loc);
-  call.in = {&a, &b};
-  call.num_in = 2;
+  OpCall call(OpId::matmul, loc, {&a, &b});
   return dispatch(call, prepare_matmul);
 }
 
@@ -186,9 +178,7 @@ void matmul_composite(OpCall& call) {
 }
 
 Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias, Where loc) {
-  OpCall call(OpId::linear, loc);
-  call.in = {&x, &weight, bias.defined() ? &bias : nullptr};
-  call.num_in = 3;
+  OpCall call(OpId::linear, loc, {&x, &weight, bias.defined() ? &bias : nullptr});
   return dispatch(call, prepare_linear);
 }
 

@@ -37,18 +37,14 @@ void prepare_reduce(OpCall& call) {
 }  // namespace
 
 Tensor sum(const Tensor& x, int64_t dim, bool keepdim, Where loc) {
-  OpCall call(OpId::sum, loc);
-  call.in = {&x};
-  call.num_in = 1;
+  OpCall call(OpId::sum, loc, {&x});
   call.dim = dim;
   call.keepdim = keepdim;
   return dispatch(call, prepare_reduce);
 }
 
 std::pair<Tensor, Tensor> max(const Tensor& x, int64_t dim, bool keepdim, Where loc) {
-  OpCall call(OpId::max, loc);
-  call.in = {&x};
-  call.num_in = 1;
+  OpCall call(OpId::max, loc, {&x});
   call.dim = dim;
   call.keepdim = keepdim;
   Tensor values = dispatch(call, prepare_reduce);

@@ -19,9 +19,7 @@ void prepare_softmax(OpCall& call) {
 }
 
 Tensor softmax_op(OpId op, const Tensor& x, int64_t dim, Where loc) {
-  OpCall call(op, loc);
-  call.in = {&x};
-  call.num_in = 1;
+  OpCall call(op, loc, {&x});
   call.dim = dim;
   return dispatch(call, prepare_softmax);
 }

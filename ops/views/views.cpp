@@ -83,9 +83,7 @@ std::optional<Dims> view_strides(const Dims& old_shape, const Dims& old_strides,
 // ---- t / transpose / permute ------------------------------------------------------
 
 Tensor t(const Tensor& x, Where loc) {
-  OpCall call(OpId::t, loc);
-  call.in = {&x};
-  call.num_in = 1;
+  OpCall call(OpId::t, loc, {&x});
   return dispatch(call, prepare_view);
 }
 
@@ -102,9 +100,7 @@ void t_view(OpCall& call) {
 }
 
 Tensor transpose(const Tensor& x, int64_t dim0, int64_t dim1, Where loc) {
-  OpCall call(OpId::transpose, loc);
-  call.in = {&x};
-  call.num_in = 1;
+  OpCall call(OpId::transpose, loc, {&x});
   call.dim = dim0;
   call.dim1 = dim1;
   return dispatch(call, prepare_view);
@@ -122,9 +118,7 @@ void transpose_view(OpCall& call) {
 }
 
 Tensor permute(const Tensor& x, const Dims& dims, Where loc) {
-  OpCall call(OpId::permute, loc);
-  call.in = {&x};
-  call.num_in = 1;
+  OpCall call(OpId::permute, loc, {&x});
   call.shape = dims;
   return dispatch(call, prepare_view);
 }
@@ -150,9 +144,7 @@ void permute_view(OpCall& call) {
 // ---- view / reshape ------------------------------------------------------------------
 
 Tensor view(const Tensor& x, const Dims& shape, Where loc) {
-  OpCall call(OpId::view, loc);
-  call.in = {&x};
-  call.num_in = 1;
+  OpCall call(OpId::view, loc, {&x});
   call.shape = shape;
   return dispatch(call, prepare_view);
 }
@@ -170,9 +162,7 @@ void view_view(OpCall& call) {
 }
 
 Tensor reshape(const Tensor& x, const Dims& shape, Where loc) {
-  OpCall call(OpId::reshape, loc);
-  call.in = {&x};
-  call.num_in = 1;
+  OpCall call(OpId::reshape, loc, {&x});
   call.shape = shape;
   return dispatch(call, prepare_view);
 }
@@ -190,9 +180,7 @@ void reshape_composite(OpCall& call) {
 // ---- unsqueeze / squeeze / expand ------------------------------------------------------
 
 Tensor unsqueeze(const Tensor& x, int64_t dim, Where loc) {
-  OpCall call(OpId::unsqueeze, loc);
-  call.in = {&x};
-  call.num_in = 1;
+  OpCall call(OpId::unsqueeze, loc, {&x});
   call.dim = dim;
   return dispatch(call, prepare_view);
 }
@@ -209,17 +197,13 @@ void unsqueeze_view(OpCall& call) {
 }
 
 Tensor squeeze(const Tensor& x, Where loc) {
-  OpCall call(OpId::squeeze, loc);
-  call.in = {&x};
-  call.num_in = 1;
+  OpCall call(OpId::squeeze, loc, {&x});
   call.dim = kMaxDims;  // sentinel: every size-1 dim
   return dispatch(call, prepare_view);
 }
 
 Tensor squeeze(const Tensor& x, int64_t dim, Where loc) {
-  OpCall call(OpId::squeeze, loc);
-  call.in = {&x};
-  call.num_in = 1;
+  OpCall call(OpId::squeeze, loc, {&x});
   call.dim = wrap_dim(dim, x.dim(), "squeeze");
   return dispatch(call, prepare_view);
 }
@@ -237,9 +221,7 @@ void squeeze_view(OpCall& call) {
 }
 
 Tensor expand(const Tensor& x, const Dims& shape, Where loc) {
-  OpCall call(OpId::expand, loc);
-  call.in = {&x};
-  call.num_in = 1;
+  OpCall call(OpId::expand, loc, {&x});
   call.shape = shape;
   return dispatch(call, prepare_view);
 }
@@ -277,9 +259,7 @@ void expand_view(OpCall& call) {
 // ---- narrow / slice / select / as_strided -------------------------------------------------
 
 Tensor narrow(const Tensor& x, int64_t dim, int64_t start, int64_t length, Where loc) {
-  OpCall call(OpId::narrow, loc);
-  call.in = {&x};
-  call.num_in = 1;
+  OpCall call(OpId::narrow, loc, {&x});
   call.dim = dim;
   call.start = start;
   call.end = length;
@@ -305,9 +285,7 @@ void narrow_view(OpCall& call) {
 }
 
 Tensor slice(const Tensor& x, int64_t dim, int64_t start, int64_t end, int64_t step, Where loc) {
-  OpCall call(OpId::slice, loc);
-  call.in = {&x};
-  call.num_in = 1;
+  OpCall call(OpId::slice, loc, {&x});
   call.dim = dim;
   call.start = start;
   call.end = end;
@@ -331,9 +309,7 @@ void slice_view(OpCall& call) {
 }
 
 Tensor select(const Tensor& x, int64_t dim, int64_t index, Where loc) {
-  OpCall call(OpId::select, loc);
-  call.in = {&x};
-  call.num_in = 1;
+  OpCall call(OpId::select, loc, {&x});
   call.dim = dim;
   call.start = index;
   return dispatch(call, prepare_view);
@@ -355,9 +331,7 @@ void select_view(OpCall& call) {
 }
 
 Tensor as_strided(const Tensor& x, const Dims& shape, const Dims& strides, int64_t offset, Where loc) {
-  OpCall call(OpId::as_strided, loc);
-  call.in = {&x};
-  call.num_in = 1;
+  OpCall call(OpId::as_strided, loc, {&x});
   call.shape = shape;
   call.strides = strides;
   call.start = offset;
