@@ -4,6 +4,8 @@
 #   make test        build, then run the whole test suite
 #   make bench       build, then run ts_bench
 #   make debug       configure and build the debug preset (gdb / cuda-gdb)
+#   make gpu-check OUT=dir   on a GPU machine (the H200): build for sm_90, tests, compute-sanitizer
+#                    (memcheck, racecheck, synccheck), ts_bench GPU entries vs PyTorch; logs in dir
 #
 # Variables: PRESET=debug|dev|release (default dev), TS_CUDA_ARCHS="90" (CMAKE_CUDA_ARCHITECTURES).
 
@@ -11,7 +13,7 @@ PRESET ?= dev
 BUILD  := build/$(PRESET)
 CMAKE_ARGS := $(if $(TS_CUDA_ARCHS),-DCMAKE_CUDA_ARCHITECTURES="$(TS_CUDA_ARCHS)")
 
-.PHONY: all build deps configure tutorials test bench debug clean
+.PHONY: all build deps configure tutorials test bench debug clean gpu-check
 
 all: build
 
@@ -38,6 +40,11 @@ bench: build
 
 debug:
 	$(MAKE) build PRESET=debug
+
+# Its own build dir (build/gpu); see tools/gpu_check.sh. Exit status 0 when every step passed.
+OUT ?= gpu-check-out
+gpu-check:
+	@bash tools/gpu_check.sh $(OUT)
 
 clean:
 	rm -rf build

@@ -3,11 +3,16 @@
 //   ts_bench                 every entry, as a table
 //   ts_bench --filter dispatch --json out.jsonl
 //   ts_bench --list          the entries, and every registered variant
+//   ts_bench --gpu --json out.jsonl   the GPU entries only (make gpu-check runs this)
 //
 // Each entry warms up, then times `repeats` batches of `inner` calls with a
 // steady clock and reports the median batch divided by `inner`. With --json,
 // one object per line: {"name": ..., "value": ..., "unit": ...}.
+// GPU entries time the CPU side of launches with the same clock (the device
+// is synchronized after each batch, outside the timed region) and GPU work
+// with CUDA events; without a GPU they print why they were skipped.
 #include <CLI/CLI.hpp>
+#include <cuda_runtime_api.h>
 #include <fmt/core.h>
 
 #include <algorithm>
@@ -17,8 +22,18 @@
 #include <string>
 #include <vector>
 
+#include <unistd.h>
+
 #include "ops/ops.h"
 #include "ops/registry.h"
+#include "profiler/chrome_trace.h"
+#include "profiler/profiler.h"
+#include "tensor/cuda_check.h"
+#include "tensor/cuda_device.h"
+
+namespace ts::bench {
+void launch_empty_kernel();  // bench_cuda.cu
+}
 
 namespace {
 
@@ -44,11 +59,161 @@ double median_us_per_call(const std::function<void()>& fn, int inner, int repeat
   return samples[static_cast<size_t>(repeats / 2)];
 }
 
+// The same with a call after each batch that is not timed (a device synchronize).
+double median_us_per_call(const std::function<void()>& fn, int inner, int repeats, const std::function<void()>& after) {
+  for (int i = 0; i < inner; ++i) fn();
+  after();
+  std::vector<double> samples;
+  for (int r = 0; r < repeats; ++r) {
+    const auto t0 = std::chrono::steady_clock::now();
+    for (int i = 0; i < inner; ++i) fn();
+    const auto t1 = std::chrono::steady_clock::now();
+    after();
+    samples.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count() / inner);
+  }
+  std::nth_element(samples.begin(), samples.begin() + repeats / 2, samples.end());
+  return samples[static_cast<size_t>(repeats / 2)];
+}
+
+// Median device time (milliseconds) of fn over `repeats` runs, each bracketed by
+// CUDA events on the current stream, after `warmup` untimed runs.
+double median_device_ms(const std::function<void()>& fn, int warmup, int repeats) {
+  for (int i = 0; i < warmup; ++i) fn();
+  cudaEvent_t start, stop;
+  TS_CUDA_CHECK(cudaEventCreate(&start));
+  TS_CUDA_CHECK(cudaEventCreate(&stop));
+  std::vector<double> samples;
+  for (int r = 0; r < repeats; ++r) {
+    TS_CUDA_CHECK(cudaEventRecord(start, ts::cuda::current_stream()));
+    fn();
+    TS_CUDA_CHECK(cudaEventRecord(stop, ts::cuda::current_stream()));
+    TS_CUDA_CHECK(cudaEventSynchronize(stop));
+    float ms = 0;
+    TS_CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
+    samples.push_back(ms);
+  }
+  TS_CUDA_CHECK(cudaEventDestroy(start));
+  TS_CUDA_CHECK(cudaEventDestroy(stop));
+  std::nth_element(samples.begin(), samples.begin() + repeats / 2, samples.end());
+  return samples[static_cast<size_t>(repeats / 2)];
+}
+
+void sync() { ts::cuda::synchronize(); }
+
 struct Entry {
   const char* name;
   const char* note;
   std::function<Result()> run;
+  bool gpu = false;  // needs a CUDA device
 };
+
+// ts::mm (or addmm with a bias row) on n x n x n bf16 random data, in TFLOP/s.
+Result gemm_entry(const char* name, int64_t n, bool bias) {
+  const ts::Device gpu = ts::kCUDA;
+  const ts::Tensor a = ts::randn({n, n}, {ts::DType::bf16, gpu}), b = ts::randn({n, n}, {ts::DType::bf16, gpu});
+  const ts::Tensor c = ts::randn({n}, {ts::DType::bf16, gpu});
+  ts::Tensor sink;
+  const double ms = median_device_ms([&] { sink = bias ? ts::addmm(c, a, b) : ts::mm(a, b); }, 3, 21);
+  return Result{name, 2.0 * n * n * n / (ms * 1e-3) / 1e12, "TFLOP/s", ""};
+}
+
+void add_gpu_entries(std::vector<Entry>& list) {
+  const ts::Device gpu = ts::kCUDA;
+  list.push_back({"cuda/raw_launch", "an empty kernel <<<1,1>>>, CPU side per launch; the floor (3.4-3.6 us on our H200)",
+                  [] {
+                    ts::cuda::set_device(0);
+                    const double us = median_us_per_call([] { ts::bench::launch_empty_kernel(); }, 2000, 51, sync);
+                    return Result{"cuda/raw_launch", us, "us", ""};
+                  },
+                  true});
+  list.push_back({"dispatch/cuda/add_1elem", "ts::add of 1-element bf16 tensors, CPU side; target <= 1.15x raw_launch",
+                  [gpu] {
+                    const ts::Tensor a = ts::randn({1}, {ts::DType::bf16, gpu}), b = ts::randn({1}, {ts::DType::bf16, gpu});
+                    ts::Tensor sink;
+                    const double us = median_us_per_call([&] { sink = ts::add(a, b); }, 2000, 51, sync);
+                    return Result{"dispatch/cuda/add_1elem", us, "us", ""};
+                  },
+                  true});
+  list.push_back({"dispatch/cuda/view_t", "ts::t of a cuda tensor (metadata only); target <= 0.15 us",
+                  [gpu] {
+                    const ts::Tensor x = ts::randn({64, 32}, {ts::DType::bf16, gpu});
+                    ts::Tensor sink;
+                    const double us = median_us_per_call([&] { sink = ts::t(x); }, 10000, 51);
+                    return Result{"dispatch/cuda/view_t", us, "us", ""};
+                  },
+                  true});
+  list.push_back({"gemm/bf16/8192", "ts::mm 8192^3 bf16, CUDA events, median; target >= 0.97x torch.mm",
+                  [] { return gemm_entry("gemm/bf16/8192", 8192, false); }, true});
+  list.push_back({"gemm/bf16/8192_addmm_bias", "ts::addmm(bias[8192], a, b): the bias in the epilogue, same speed",
+                  [] { return gemm_entry("gemm/bf16/8192_addmm_bias", 8192, true); }, true});
+  list.push_back({"gemm/bf16/4096", "ts::mm 4096^3 bf16, CUDA events, median",
+                  [] { return gemm_entry("gemm/bf16/4096", 4096, false); }, true});
+  list.push_back({"copy/cuda/d2d_1GiB", "clone of 1 GiB: bytes read + written per second (~4.3 TB/s measured)",
+                  [gpu] {
+                    const ts::Tensor x = ts::empty({int64_t{1} << 29}, {ts::DType::bf16, gpu});
+                    ts::Tensor y = ts::empty_like(x);
+                    const double ms = median_device_ms([&] { ts::copy_(y, x); }, 3, 21);
+                    return Result{"copy/cuda/d2d_1GiB", 2.0 * (1 << 30) / (ms * 1e-3) / 1e9, "GB/s", ""};
+                  },
+                  true});
+  list.push_back({"add/cuda/bf16_64M", "ts::add of two 64M-element bf16 tensors (the vectorized path), GB/s",
+                  [gpu] {
+                    const int64_t n = int64_t{1} << 26;
+                    const ts::Tensor a = ts::randn({n}, {ts::DType::bf16, gpu}), b = ts::randn({n}, {ts::DType::bf16, gpu});
+                    ts::Tensor sink;
+                    const double ms = median_device_ms([&] { sink = ts::add(a, b); }, 3, 21);
+                    return Result{"add/cuda/bf16_64M", 3.0 * 2 * n / (ms * 1e-3) / 1e9, "GB/s", ""};
+                  },
+                  true});
+}
+
+// The profiler's own costs: per op while it records, and the work after a 20,000-event profile.
+ts::profiler::Recording profile_20k_events() {
+  // 4,000 x { record_function, matmul -> mm, add, t }: 20,000 events with their shapes.
+  const ts::Tensor x = ts::randn({8, 8}), w = ts::randn({8, 8}), b = ts::randn({8});
+  ts::profiler::ProfilerConfig config;
+  config.record_shapes = true;
+  ts::profiler::Profiler profiler(config);
+  profiler.start();
+  for (int i = 0; i < 4000; ++i) {
+    ts::profiler::RecordFunction scope("step");
+    ts::add(ts::matmul(x, w), b);
+    ts::t(w);
+  }
+  profiler.stop();
+  return profiler.recording();
+}
+
+void add_profiler_entries(std::vector<Entry>& list) {
+  list.push_back({"profiler/cpu/add_1elem_profiled", "target <= 0.5 us above dispatch/cpu/add_1elem; PyTorch adds 5-8 us",
+                  [] {
+                    const ts::Tensor a = ts::randn({1}), b = ts::randn({1});
+                    ts::Tensor sink;
+                    ts::profiler::ProfilerConfig config;
+                    config.max_events_per_thread = 2'000'000;  // every call of the run is kept
+                    ts::profiler::Profiler profiler(config);
+                    profiler.start();
+                    const double us = median_us_per_call([&] { sink = ts::add(a, b); }, 10000, 51);
+                    profiler.stop();
+                    return Result{"profiler/cpu/add_1elem_profiled", us, "us", ""};
+                  }});
+  list.push_back({"profiler/key_averages_20k", "key_averages + table of 20,000 events; target <= 50 ms (PyTorch: 3.7 s)",
+                  [] {
+                    const ts::profiler::Recording rec = profile_20k_events();
+                    std::string table;
+                    const double us = median_us_per_call(
+                        [&] { table = ts::profiler::key_averages(rec).table("cpu_time_total"); }, 1, 11);
+                    return Result{"profiler/key_averages_20k", us / 1000, "ms", ""};
+                  }});
+  list.push_back({"profiler/export_20k", "Chrome trace of 20,000 events; target <= 100 ms (PyTorch: 0.2 s, 27 MB)", [] {
+                    const ts::profiler::Recording rec = profile_20k_events();
+                    const std::string path = fmt::format("/tmp/ts_bench_export_{}.json", getpid());
+                    const double us =
+                        median_us_per_call([&] { ts::profiler::export_chrome_trace(rec, path); }, 1, 11);
+                    std::remove(path.c_str());
+                    return Result{"profiler/export_20k", us / 1000, "ms", ""};
+                  }});
+}
 
 std::vector<Entry> entries() {
   std::vector<Entry> list;
@@ -70,6 +235,8 @@ std::vector<Entry> entries() {
                     const double us = median_us_per_call([&] { sink = ts::mm(a, b); }, 1, 5);
                     return Result{"matmul/cpu/f32/1024", 2.0 * 1024 * 1024 * 1024 / (us * 1e-6) / 1e9, "GFLOP/s", ""};
                   }});
+  add_profiler_entries(list);
+  add_gpu_entries(list);
   return list;
 }
 
@@ -78,10 +245,11 @@ std::vector<Entry> entries() {
 int main(int argc, char** argv) {
   CLI::App app{"ts_bench: median per-op cost of tensorscope's hot paths"};
   std::string filter, json_path;
-  bool list = false;
+  bool list = false, gpu_only = false;
   app.add_option("--filter", filter, "run entries whose name contains this");
   app.add_option("--json", json_path, "also write one JSON object per line to this file");
   app.add_flag("--list", list, "list the entries and every registered variant");
+  app.add_flag("--gpu", gpu_only, "run the GPU entries only");
   CLI11_PARSE(app, argc, argv);
 
   const std::vector<Entry> all = entries();
@@ -101,6 +269,11 @@ int main(int argc, char** argv) {
   fmt::print("{:-<28} {:->12} {:-<8}  {:-<40}\n", "", "", "", "");
   for (const Entry& e : all) {
     if (!filter.empty() && std::string(e.name).find(filter) == std::string::npos) continue;
+    if (gpu_only && !e.gpu) continue;
+    if (e.gpu && !ts::cuda::is_available()) {
+      fmt::print("{:<28} {:>12} {:<8}  skipped: {}\n", e.name, "-", "", ts::cuda::unavailable_reason());
+      continue;
+    }
     const Result r = e.run();
     fmt::print("{:<28} {:>12.3f} {:<8}  {}\n", r.name, r.value, r.unit, e.note);
     if (json) fmt::print(json, "{{\"name\": \"{}\", \"value\": {:.6g}, \"unit\": \"{}\"}}\n", r.name, r.value, r.unit);

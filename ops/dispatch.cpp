@@ -6,6 +6,8 @@
 #include <vector>
 
 #include "profiler/op_scope.h"
+#include "tensor/cuda_check.h"
+#include "tensor/cuda_device.h"
 #include "tensor/error.h"
 
 namespace ts {
@@ -18,23 +20,27 @@ using OverrideTable = const Variant* [kNumOps][kDeviceTypes];
 thread_local OverrideTable scoped_overrides{};  // VariantOverride, per thread
 OverrideTable env_overrides{};                 // TS_VARIANT, process-wide
 
+// Parses into a fresh table and installs it only once every name is known: a bad
+// TS_VARIANT throws and leaves the previous choices in place, never half of the new ones.
 void parse_variant_environment() {
-  for (auto& per_op : env_overrides)
-    for (auto& slot : per_op) slot = nullptr;
+  OverrideTable parsed{};
   const char* env = std::getenv("TS_VARIANT");
-  if (env == nullptr) return;
-  std::string_view list(env);
+  std::string_view list(env != nullptr ? env : "");
   while (!list.empty()) {
     const size_t comma = list.find(',');
-    const std::string_view name = list.substr(0, comma);
+    std::string_view name = list.substr(0, comma);
     list = comma == std::string_view::npos ? std::string_view{} : list.substr(comma + 1);
+    while (!name.empty() && name.front() == ' ') name.remove_prefix(1);  // "a, b" reads as "a,b"
+    while (!name.empty() && name.back() == ' ') name.remove_suffix(1);
     if (name.empty()) continue;
     const Variant* v = find_variant(name);
     TS_CHECK(v != nullptr, "TS_VARIANT: unknown variant '{}' (names look like mm/cpu/ref; ts_bench --list prints them)",
              name);
     for (int d = 0; d < kDeviceTypes; ++d)
-      if (v->runs_on(static_cast<DeviceType>(d))) env_overrides[static_cast<int>(v->op)][d] = v;
+      if (v->runs_on(static_cast<DeviceType>(d))) parsed[static_cast<int>(v->op)][d] = v;
   }
+  for (int op = 0; op < kNumOps; ++op)
+    for (int d = 0; d < kDeviceTypes; ++d) env_overrides[op][d] = parsed[op][d];
 }
 
 // A variant asked for by name must run, or say why not.
@@ -80,7 +86,17 @@ Tensor dispatch(OpCall& call, PrepareFn prepare) {
   prepare(call);
   const Variant& variant = select_variant(call);
   call.variant = &variant;
-  variant.run(call);
+  if (variant.device == VariantDevice::cuda) {
+    // Kernels launch on the call's GPU; a failed launch is reported here, naming
+    // the variant (with TS_LAUNCH_BLOCKING=1 after a synchronize, so that an
+    // asynchronous fault is pinned on this op). Views and composites (device
+    // "any") launch nothing themselves and skip both.
+    cuda::set_device(call.device.index);
+    variant.run(call);
+    cuda::check_launch(variant.name);
+  } else {
+    variant.run(call);
+  }
   return std::move(call.out);
 }
 

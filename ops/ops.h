@@ -92,6 +92,7 @@ Tensor softmax(const Tensor& x, int64_t dim, Where loc = Where::current());
 // Like softmax, but a row that is entirely -inf gives 0 instead of NaN.
 Tensor _safe_softmax(const Tensor& x, int64_t dim, Where loc = Where::current());
 // Out of place: clone(x), then masked_fill_ on the copy (the copy shows in the profile).
+// x and mask broadcast together, as in PyTorch: the result may be larger than x.
 Tensor masked_fill(const Tensor& x, const Tensor& mask, double value, Where loc = Where::current());
 // In place: x[mask] = value; mask is bool, broadcastable to x.
 Tensor& masked_fill_(Tensor& x, const Tensor& mask, double value, Where loc = Where::current());
@@ -115,6 +116,14 @@ Tensor addmm(const Tensor& c, const Tensor& a, const Tensor& b, double beta = 1,
              Where loc = Where::current());
 // x W^T + bias: x [*, in], weight [out, in], bias [out] or undefined.
 Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias = {}, Where loc = Where::current());
+
+namespace cuda {
+// Lets f32 GEMMs on CUDA use TF32 tensor cores (inputs rounded to a 10-bit
+// mantissa: ~1e-3 relative error, several times faster). Off by default, like
+// torch.backends.cuda.matmul.allow_tf32; TS_ALLOW_TF32=1 turns it on at start.
+void set_allow_tf32(bool allow);
+bool allow_tf32();
+}  // namespace cuda
 
 // ---- attention -----------------------------------------------------------------------------
 // softmax(q k^T * scale + mask) v; q [*, S, D], k [*, L, D], v [*, L, Dv].

@@ -1,36 +1,52 @@
 // profiler/op_scope.h: the profiler's hook in the dispatcher.
 //
 // dispatch() opens an OpScope around every op. While no profiler records,
-// the whole cost is one relaxed load and one predictable branch.
+// the whole cost is one relaxed load and one predictable branch (and a
+// branch on a local when the scope closes). While one records, op_begin()
+// appends an event to this thread's buffer (profiler/collector.cpp) and
+// op_end() stamps its end time.
 #pragma once
 
 #include <atomic>
+#include <cstdint>
 
 #include "ops/op_call.h"
 
 namespace ts::profiler {
 
 namespace detail {
+
 extern std::atomic<bool> recording;  // true while a profiler records CPU activity
-void op_begin(const OpCall& call);
-void op_end(const OpCall& call);
+
+// Which recorded event a scope opened: the recording session (0: nothing was
+// recorded) and the event's index in this thread's buffer.
+struct ScopeToken {
+  uint32_t session = 0;
+  int32_t index = -1;
+};
+
+ScopeToken op_begin(const OpCall& call);
+void op_end(const OpCall& call, ScopeToken token);
+
 }  // namespace detail
 
 inline bool is_recording() { return detail::recording.load(std::memory_order_relaxed); }
 
 class OpScope {
  public:
-  explicit OpScope(const OpCall& call) : call_(is_recording() ? &call : nullptr) {
-    if (call_) [[unlikely]] detail::op_begin(call);
+  explicit OpScope(const OpCall& call) : call_(call) {
+    if (is_recording()) [[unlikely]] token_ = detail::op_begin(call);
   }
+  // Runs during stack unwinding too: an op that throws still closes its event.
   ~OpScope() {
-    if (call_) [[unlikely]] detail::op_end(*call_);
+    if (token_.session != 0) [[unlikely]] detail::op_end(call_, token_);
   }
   OpScope(const OpScope&) = delete;
   OpScope& operator=(const OpScope&) = delete;
 
  private:
-  const OpCall* call_;
+  const OpCall& call_;
+  detail::ScopeToken token_;
 };
 
 }  // namespace ts::profiler

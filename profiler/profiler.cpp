@@ -1,8 +1,211 @@
-// profiler/profiler.cpp: placeholder until the profiler lands (issue 3): nothing records.
-#include "profiler/op_scope.h"
+// profiler/profiler.cpp: the Profiler's state machine (torch.profiler's start/step/stop),
+// schedules, and user scopes. The recording itself lives in collector.cpp.
+#include "profiler/profiler.h"
 
-namespace ts::profiler::detail {
-std::atomic<bool> recording{false};
-void op_begin(const OpCall&) {}
-void op_end(const OpCall&) {}
-}  // namespace ts::profiler::detail
+#include <fmt/core.h>
+
+#include <exception>
+
+#include "profiler/chrome_trace.h"
+#include "profiler/op_scope.h"
+#include "tensor/error.h"
+
+namespace ts::profiler {
+
+const char* action_name(ProfilerAction action) {
+  switch (action) {
+    case ProfilerAction::none: return "NONE";
+    case ProfilerAction::warmup: return "WARMUP";
+    case ProfilerAction::record: return "RECORD";
+    case ProfilerAction::record_and_save: return "RECORD_AND_SAVE";
+  }
+  return "?";
+}
+
+// The same arithmetic as torch.profiler.schedule.
+ProfilerAction Schedule::operator()(int64_t step) const {
+  TS_CHECK(step >= 0, "schedule: step must be >= 0, got {}", step);
+  if (step < skip_first) return ProfilerAction::none;
+  int64_t s = step - skip_first;
+  if (skip_first_wait) s += wait;  // the first cycle starts without its wait steps
+  const int64_t cycle = wait + warmup + active;
+  if (repeat > 0 && s >= repeat * cycle) return ProfilerAction::none;
+  const int64_t m = s % cycle;
+  if (m < wait) return ProfilerAction::none;
+  if (m < wait + warmup) return ProfilerAction::warmup;
+  return m < cycle - 1 ? ProfilerAction::record : ProfilerAction::record_and_save;
+}
+
+Schedule schedule(int64_t wait, int64_t warmup, int64_t active, int64_t repeat, int64_t skip_first,
+                  bool skip_first_wait) {
+  TS_CHECK(wait >= 0 && warmup >= 0 && active > 0 && repeat >= 0 && skip_first >= 0,
+           "schedule: invalid arguments wait={} warmup={} active={} repeat={} skip_first={} (active must be > 0, "
+           "the others >= 0)",
+           wait, warmup, active, repeat, skip_first);
+  if (warmup == 0) fmt::print(stderr, "warning: profiler schedule: Profiler won't be using warmup, this can skew profiler results\n");
+  return Schedule{wait, warmup, active, repeat, skip_first, skip_first_wait};
+}
+
+Profiler::Profiler(ProfilerConfig config) : config_(std::move(config)) {
+  for (Activity a : config_.activities) use_cuda_ = use_cuda_ || a == Activity::CUDA;
+  TS_CHECK(config_.max_events_per_thread > 0 && config_.max_events_per_thread <= 500'000'000,
+           "Profiler: max_events_per_thread must be in [1, 500000000], got {}", config_.max_events_per_thread);
+}
+
+Profiler::~Profiler() {
+  if (!started_) return;
+  try {
+    stop();
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "error: profiler: stopping in the destructor: {}\n", e.what());
+  }
+}
+
+ProfilerGuard::~ProfilerGuard() {
+  try {
+    profiler_.stop();
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "error: profiler: stopping at the end of the guard's scope: {}\n", e.what());
+  }
+}
+
+void Profiler::start() {
+  TS_CHECK(!started_, "Profiler::start(): already started (call stop() first)");
+  action_ = config_.schedule ? (*config_.schedule)(step_num_) : ProfilerAction::record;
+  transit(ProfilerAction::none, action_);  // throws when another profiler records
+  started_ = true;
+  open_step();
+}
+
+void Profiler::stop() {
+  if (!started_) return;
+  close_step();
+  started_ = false;
+  transit(action_, std::nullopt);
+}
+
+void Profiler::step() {
+  TS_CHECK(started_, "Profiler::step(): the profiler is not started");
+  close_step();
+  const ProfilerAction previous = action_;
+  ++step_num_;
+  action_ = config_.schedule ? (*config_.schedule)(step_num_) : ProfilerAction::record;
+  transit(previous, action_);
+  open_step();
+}
+
+// Only with a schedule, as in PyTorch; it records only while a trace is running.
+void Profiler::open_step() {
+  if (!config_.schedule) return;
+  step_scope_ = detail::annotation_begin(EventKind::profiler_step, fmt::format("ProfilerStep#{}", step_num_), nullptr);
+}
+
+void Profiler::close_step() {
+  if (!detail::annotation_end(step_scope_) && !warned_nested_step_) {
+    fmt::print(stderr, "warning: profiler: step() was called inside an open scope (a record_function?): "
+                       "ProfilerStep#{} ends before it and the trace shows them overlapping. Call step() "
+                       "after the step's scopes close.\n",
+               step_num_);
+    warned_nested_step_ = true;
+  }
+}
+
+// PyTorch's _transit_action table: what moving from one action to the next does.
+void Profiler::transit(ProfilerAction from, std::optional<ProfilerAction> to) {
+  using A = ProfilerAction;
+  const auto records = [](A a) { return a == A::record || a == A::record_and_save; };
+  if (!to) {  // stop()
+    if (from == A::warmup) {
+      start_trace();
+      stop_trace();
+    } else if (records(from)) {
+      stop_trace();
+      trace_ready();
+    }
+    return;
+  }
+  switch (from) {
+    case A::none:
+      if (*to == A::warmup) prepare_trace();
+      if (records(*to)) {
+        prepare_trace();
+        start_trace();
+      }
+      break;
+    case A::warmup:
+      if (*to == A::none) {
+        fmt::print(stderr, "warning: profiler: Incorrect schedule: WARMUP followed by NONE\n");
+        start_trace();
+        stop_trace();
+      }
+      if (records(*to)) start_trace();
+      break;
+    case A::record:
+      if (*to == A::none || *to == A::warmup) {
+        fmt::print(stderr, "warning: profiler: Incorrect schedule: RECORD followed by {}\n", action_name(*to));
+        stop_trace();
+      }
+      break;
+    case A::record_and_save:
+      stop_trace();
+      trace_ready();
+      if (*to == A::warmup) prepare_trace();
+      if (records(*to)) {
+        prepare_trace();
+        start_trace();
+      }
+      break;
+  }
+}
+
+void Profiler::prepare_trace() {
+  if (DeviceActivitySource* source = device_activity_source(); use_cuda_ && source != nullptr) source->prepare();
+}
+
+void Profiler::start_trace() {
+  DeviceActivitySource* source = device_activity_source();
+  if (use_cuda_ && source == nullptr) {
+    static bool warned = false;
+    if (!warned)
+      fmt::print(stderr, "warning: profiler: CUDA activity was asked for, but no CUDA activity source (CUPTI) is "
+                         "installed in this build: only CPU events are recorded\n");
+    warned = true;
+  }
+  detail::SessionConfig session;
+  session.record_shapes = config_.record_shapes;
+  session.profile_memory = config_.profile_memory;
+  session.with_stack = config_.with_stack;
+  session.with_flops = config_.with_flops;
+  session.use_cuda = use_cuda_;
+  session.max_events_per_thread = config_.max_events_per_thread;
+  detail::start_session(session);
+  if (use_cuda_ && source != nullptr) source->start();
+}
+
+void Profiler::stop_trace() {
+  recording_ = detail::stop_session();
+  if (DeviceActivitySource* source = device_activity_source(); use_cuda_ && source != nullptr) {
+    source->stop(recording_);
+    detail::sort_events(recording_.events);
+  }
+}
+
+void Profiler::trace_ready() {
+  if (config_.on_trace_ready) config_.on_trace_ready(*this);
+}
+
+EventList Profiler::key_averages(bool group_by_input_shape, int group_by_stack_n) const {
+  return profiler::key_averages(recording_, group_by_input_shape, group_by_stack_n);
+}
+
+void Profiler::export_chrome_trace(const std::string& path) const { profiler::export_chrome_trace(recording_, path); }
+
+RecordFunction::RecordFunction(std::string_view name, Where loc) {
+  if (is_recording()) [[unlikely]] handle_ = detail::annotation_begin(EventKind::user_annotation, name, &loc);
+}
+
+void RecordFunction::end() {
+  if (handle_.buffer != nullptr) detail::annotation_end(handle_);
+}
+
+}  // namespace ts::profiler

@@ -5,9 +5,10 @@
 // moment someone asks for a cuda tensor. CPU work never touches this file.
 #include "tensor/cuda_device.h"
 
-#include <cuda_runtime_api.h>
-
+#include "tensor/cuda_allocator.h"
+#include "tensor/cuda_check.h"
 #include "tensor/error.h"
+#include "tensor/storage.h"
 
 namespace ts {
 
@@ -35,17 +36,53 @@ const Probe& probe() {
   return instance;
 }
 
+thread_local int current_device = -1;  // what this thread last made current (-1: unknown)
+
 }  // namespace
 
 int cuda::device_count() { return probe().count; }
 bool cuda::is_available() { return probe().count > 0; }
 const std::string& cuda::unavailable_reason() { return probe().reason; }
 
+void cuda::init() {
+  static const bool installed = [] {
+    set_allocator(DeviceType::cuda, &cuda::caching_allocator());
+    return true;
+  }();
+  (void)installed;
+}
+
+cuda::DeviceProperties cuda::device_properties(int device) {
+  TS_CHECK(device >= 0 && device < device_count(), "device_properties: no CUDA device {} ({} visible){}", device,
+           device_count(), is_available() ? "" : ": " + unavailable_reason());
+  cudaDeviceProp p{};
+  TS_CUDA_CHECK(cudaGetDeviceProperties(&p, device));
+  DeviceProperties out;
+  out.name = p.name;
+  out.major = p.major;
+  out.minor = p.minor;
+  out.multiprocessors = p.multiProcessorCount;
+  out.total_memory = static_cast<int64_t>(p.totalGlobalMem);
+  out.l2_cache_bytes = p.l2CacheSize;
+  out.shared_memory_per_block_optin = static_cast<int64_t>(p.sharedMemPerBlockOptin);
+  out.max_threads_per_block = p.maxThreadsPerBlock;
+  return out;
+}
+
+void cuda::set_device(int device) {
+  if (device == current_device) return;
+  TS_CUDA_CHECK(cudaSetDevice(device));
+  current_device = device;
+}
+
+void cuda::synchronize() { TS_CUDA_CHECK(cudaDeviceSynchronize()); }
+
 void check_device_available(Device device, const char* op) {
   if (device.is_cpu()) return;
   TS_CHECK(cuda::is_available(), "{}: cannot use {}: {}", op, device.str(), cuda::unavailable_reason());
   TS_CHECK(device.index < cuda::device_count(), "{}: cannot use {}: only {} CUDA device(s) visible", op, device.str(),
            cuda::device_count());
+  cuda::init();
 }
 
 }  // namespace ts

@@ -4,9 +4,11 @@
 //           [3.0000, 4.0000]], dtype=ts.bfloat16)
 // Rules as in torch/_tensor_str.py: 4 decimals; "1." style when every value
 // is an integer; scientific when magnitudes span more than 1e3 or leave
-// [1e-4, 1e8); values right-aligned to one width; more than 1000 elements
-// are summarized with "..." keeping 3 items at each edge; dtype shown unless
-// float32 (or int64), device unless cpu.
+// [1e-4, 1e8) (integers: span more than 1e3 or reach 1e8); values
+// right-aligned to the width of the widest finite nonzero one; rows wrap at
+// 80 columns; more than 1000 elements are summarized with "..." keeping 3
+// items at each edge, and the format is then chosen from the items shown;
+// dtype shown unless float32 (or int64), device unless cpu.
 #include <cmath>
 #include <string>
 #include <vector>
@@ -19,6 +21,24 @@ namespace {
 
 constexpr int64_t kSummarizeAbove = 1000;
 constexpr int64_t kEdgeItems = 3;
+constexpr int64_t kLineWidth = 80;
+
+// Calls fn(flat index) for every element printing shows, in order: all of them,
+// or when summarizing the kEdgeItems at each end of every dim (PyTorch's get_summarized_data).
+template <typename Fn>
+void for_each_shown(const Dims& shape, bool summarize, int dim, int64_t base, Fn&& fn) {
+  if (dim == shape.size()) {
+    fn(base);
+    return;
+  }
+  int64_t inner = 1;
+  for (int d = dim + 1; d < shape.size(); ++d) inner *= shape[d];
+  const int64_t n = shape[dim];
+  for (int64_t i = 0; i < n; ++i) {
+    if (summarize && n > 2 * kEdgeItems && i == kEdgeItems) i = n - kEdgeItems;
+    for_each_shown(shape, summarize, dim + 1, base + i * inner, fn);
+  }
+}
 
 struct Formatter {
   enum class Mode { integer, fixed, scientific, boolean, int64 } mode = Mode::fixed;
@@ -36,9 +56,10 @@ struct Formatter {
       max_abs = std::max(max_abs, a);
       min_abs = std::min(min_abs, a);
     }
+    const bool wide_span = max_abs > 0 && (max_abs / min_abs > 1000.0 || max_abs > 1e8);
     if (all_integer) {
-      mode = max_abs > 1e8 ? Mode::scientific : Mode::integer;
-    } else if (max_abs > 0 && (max_abs / min_abs > 1000.0 || max_abs > 1e8 || min_abs < 1e-4)) {
+      mode = wide_span ? Mode::scientific : Mode::integer;
+    } else if (wide_span || (max_abs > 0 && min_abs < 1e-4)) {
       mode = Mode::scientific;
     }
   }
@@ -66,29 +87,46 @@ struct Printer {
 
   // Prints the sub-tensor at `dim` starting at flat element `base`; indent is the column of its "[".
   void print(std::string& out, int dim, int64_t base, int indent) const {
-    if (dim == shape.size()) {
-      const std::string s = format(values[static_cast<size_t>(base)]);
-      out.append(width - s.size(), ' ');
-      out += s;
-      return;
-    }
     int64_t inner = 1;
     for (int d = dim + 1; d < shape.size(); ++d) inner *= shape[d];
     const int64_t n = shape[dim];
-    const bool last = dim == shape.size() - 1;
-    // Between rows: a newline per remaining dim, then indentation past the "[" of this level.
-    const std::string separator =
-        last ? ", " : "," + std::string(static_cast<size_t>(shape.size() - dim - 1), '\n') +
-                          std::string(static_cast<size_t>(indent + 1), ' ');
+    const bool skip = summarize && n > 2 * kEdgeItems;
     out += '[';
-    for (int64_t i = 0; i < n; ++i) {
-      if (summarize && n > 2 * kEdgeItems && i == kEdgeItems) {
-        out += "...";
-        out += separator;
-        i = n - kEdgeItems;
+    if (dim == shape.size() - 1) {
+      // A row: as many items as fit in the line width per line; " ..." is an item too.
+      const int64_t per_line = std::max<int64_t>(1, (kLineWidth - indent) / static_cast<int64_t>(width + 2));
+      int64_t on_line = 0;
+      auto item = [&](const std::string& s) {
+        if (on_line == per_line) {
+          out += ",\n" + std::string(static_cast<size_t>(indent + 1), ' ');
+          on_line = 0;
+        } else if (on_line > 0) {
+          out += ", ";
+        }
+        out += s;
+        ++on_line;
+      };
+      for (int64_t i = 0; i < n; ++i) {
+        if (skip && i == kEdgeItems) {
+          item(" ...");
+          i = n - kEdgeItems;
+        }
+        const std::string s = format(values[static_cast<size_t>(base + i)]);
+        item(std::string(width > s.size() ? width - s.size() : 0, ' ') + s);  // right-aligned
       }
-      print(out, dim + 1, base + i * inner, indent + 1);
-      if (i + 1 < n) out += separator;
+    } else {
+      // Between sub-tensors: a newline per remaining dim, then indentation past this level's "[".
+      const std::string separator = "," + std::string(static_cast<size_t>(shape.size() - dim - 1), '\n') +
+                                    std::string(static_cast<size_t>(indent + 1), ' ');
+      for (int64_t i = 0; i < n; ++i) {
+        if (skip && i == kEdgeItems) {
+          out += "...";
+          out += separator;
+          i = n - kEdgeItems;
+        }
+        print(out, dim + 1, base + i * inner, indent + 1);
+        if (i + 1 < n) out += separator;
+      }
     }
     out += ']';
   }
@@ -100,11 +138,15 @@ std::string Tensor::str() const {
   if (!defined()) return "tensor(undefined)";
   const std::vector<double> values = to_vector<double>();
   const bool summarize = numel() > kSummarizeAbove;
-  const Formatter format(values, dtype_);
+  std::vector<double> shown;
+  for_each_shown(shape_, summarize, 0, 0, [&](int64_t i) { shown.push_back(values[static_cast<size_t>(i)]); });
+  const Formatter format(shown, dtype_);
 
-  // One width for every element shown (PyTorch measures all; so do we).
+  // One width for every element: floats measure their finite nonzero values only (so "0."
+  // or "-inf" among wider numbers widens nothing), bool and int64 measure all.
   size_t width = 1;
-  for (double v : values) width = std::max(width, format(v).size());
+  for (double v : shown)
+    if (!is_floating(dtype_) || (v != 0 && std::isfinite(v))) width = std::max(width, format(v).size());
 
   std::string out = "tensor(";
   if (dim() == 0) {
@@ -114,7 +156,11 @@ std::string Tensor::str() const {
   } else {
     Printer{values, shape_, format, width, summarize}.print(out, 0, 0, static_cast<int>(out.size()));
   }
-  if (numel() == 0 && dim() > 1) out += fmt::format(", size={}", shape_);
+  if (numel() == 0 && dim() > 1) {  // the sizes as a Python tuple: size=(2, 0)
+    out += ", size=(";
+    for (int i = 0; i < dim(); ++i) out += (i ? ", " : "") + std::to_string(shape_[i]);
+    out += ')';
+  }
   if (!device().is_cpu()) out += fmt::format(", device='{}'", device().str());
   if (dtype_ != DType::f32 && dtype_ != DType::i64 && dtype_ != DType::b8) out += fmt::format(", dtype={}", dtype_print_name(dtype_));
   out += ')';

@@ -7,3 +7,7 @@ bin=$build/tutorials
 run() { echo; echo "\$ $*"; "$@"; }
 
 run "$bin/00_tensors_and_views"
+# Part 1 at the series' two sizes: overhead-bound (64) and compute-bound (4096).
+# Artifacts: traces/01_matmul_add/<size>_<dtype>_<cold|warm>_<eager|fused>.{json,txt}
+run "$bin/01_matmul_add" --size 64
+run "$bin/01_matmul_add" --size 4096

@@ -21,10 +21,15 @@ uint64_t splitmix64(uint64_t x) {
   return x ^ (x >> 31);
 }
 
-// Uniform in [0, 1): the top 24 bits of the hash, exactly representable in f32.
-float uniform(uint64_t seed, uint64_t counter) {
-  return static_cast<float>(splitmix64(seed ^ splitmix64(counter)) >> 40) * 0x1.0p-24f;
+// Uniform in [0, 1) on a grid of 2^-bits: the top `bits` bits of the hash. 24 bits are
+// exact in f32.
+float uniform(uint64_t seed, uint64_t counter, int bits = 24) {
+  return std::ldexp(static_cast<float>(splitmix64(seed ^ splitmix64(counter)) >> (64 - bits)), -bits);
 }
+
+// Significand bits of a float dtype. rand draws that many, as PyTorch's uniform_ does, so
+// every value is exact in the dtype: rounding a finer value could carry it up to 1.0.
+int significand_bits(DType dtype) { return dtype == DType::bf16 ? 8 : dtype == DType::f16 ? 11 : 24; }
 
 template <typename Fn>
 void fill_contiguous(Tensor& out, Fn value_at) {
@@ -66,7 +71,8 @@ void arange_cpu_ref(OpCall& call) {
 
 void rand_cpu_ref(OpCall& call) {
   const uint64_t seed = call.seed, offset = static_cast<uint64_t>(call.start);
-  fill_contiguous(call.out, [&](int64_t i) { return uniform(seed, offset + 2 * static_cast<uint64_t>(i)); });
+  const int bits = significand_bits(call.out.dtype());
+  fill_contiguous(call.out, [&](int64_t i) { return uniform(seed, offset + 2 * static_cast<uint64_t>(i), bits); });
 }
 
 void randn_cpu_ref(OpCall& call) {

@@ -13,23 +13,29 @@ namespace ts {
 
 namespace {
 
-void check_mask(const OpCall& call, const Tensor& x, const Tensor& mask) {
+// The shape x and mask broadcast to; the mask must be bool.
+Dims check_mask(const OpCall& call, const Tensor& x, const Tensor& mask) {
   TS_CHECK(mask.dtype() == DType::b8, "{}: expected a bool mask, got {} (mask shape {})", op_name(call.op),
            dtype_short_name(mask.dtype()), mask.shape());
-  const Dims shape = broadcast_shapes(call, x.shape(), mask.shape());
-  TS_CHECK(shape == x.shape(), "{}: the mask of shape {} cannot be broadcast to the input's shape {}",
-           op_name(call.op), mask.shape(), x.shape());
+  return broadcast_shapes(call, x.shape(), mask.shape());
 }
 
+// Out of place, x and mask broadcast together (the result may be larger than x), as in ATen.
 void prepare_masked_fill(OpCall& call) {
   check_inputs_on_one_device(call);
   check_mask(call, call.input(0), call.input(1));
 }
 
+// In place, the mask must broadcast to x's own shape.
 void prepare_masked_fill_(OpCall& call) {
-  prepare_masked_fill(call);
-  check_no_internal_overlap(call, call.input(0));
-  call.out = call.input(0);
+  check_inputs_on_one_device(call);
+  const Tensor& x = call.input(0);
+  const Tensor& mask = call.input(1);
+  TS_CHECK(check_mask(call, x, mask) == x.shape(),
+           "{}: the mask of shape {} cannot be broadcast to the input's shape {}", op_name(call.op), mask.shape(),
+           x.shape());
+  check_no_internal_overlap(call, x);
+  call.out = x;
 }
 
 void prepare_where(OpCall& call) {
@@ -67,7 +73,9 @@ Tensor masked_fill(const Tensor& x, const Tensor& mask, double value, Where loc)
 }
 
 void masked_fill_composite(OpCall& call) {
-  call.out = clone(call.input(0), call.loc);
+  const Tensor& x = call.input(0);
+  const Dims shape = broadcast_shapes(call, x.shape(), call.input(1).shape());
+  call.out = clone(shape == x.shape() ? x : expand(x, shape, call.loc), call.loc);
   masked_fill_(call.out, call.input(1), call.scalar, call.loc);
 }
 

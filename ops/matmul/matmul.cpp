@@ -38,8 +38,9 @@ void prepare_bmm(OpCall& call) {
   const Tensor& b = call.input(1);
   TS_CHECK(a.dim() == 3, "bmm: batch1 must be a 3D tensor, got shape {}", a.shape());
   TS_CHECK(b.dim() == 3, "bmm: batch2 must be a 3D tensor, got shape {}", b.shape());
-  TS_CHECK(a.shape()[0] == b.shape()[0], "bmm: batch1 and batch2 must have the same number of batches, got {} and {}",
-           a.shape()[0], b.shape()[0]);
+  TS_CHECK(a.shape()[0] == b.shape()[0],
+           "bmm: batch1 and batch2 must have the same number of batches, got {} and {} (batch1 {}, batch2 {})",
+           a.shape()[0], b.shape()[0], a.shape(), b.shape());
   TS_CHECK(a.shape()[2] == b.shape()[1],
            "bmm: expected size for first two dimensions of batch2 tensor to be: [{}, {}] but got: [{}, {}] "
            "(batch1 {}, batch2 {})",

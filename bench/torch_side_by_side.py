@@ -1,0 +1,157 @@
+#!/usr/bin/env python3
+"""bench/torch_side_by_side.py: PyTorch on the workloads of ts_bench's GPU entries, and our/their ratios.
+
+    ./build/gpu/ts_bench --gpu --json bench.jsonl
+    python3 bench/torch_side_by_side.py --ts-json bench.jsonl [--out side_by_side.json]
+
+Each workload is timed the way ts_bench times it: CPU-side cost per call as the
+median over batches (the device synchronized after each batch, outside the
+timed region), device work with CUDA events (warm-up, then the median). The
+table prints ours, PyTorch's, ours/theirs and the targets of issue 4. PyTorch
+is called from Python, so its per-op CPU numbers include the interpreter, as
+they do for its users.
+"""
+import argparse
+import json
+import statistics
+import sys
+import time
+
+import torch
+
+
+def cpu_us_per_call(fn, inner, repeats):
+    for _ in range(inner):
+        fn()
+    torch.cuda.synchronize()
+    samples = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        for _ in range(inner):
+            fn()
+        t1 = time.perf_counter()
+        torch.cuda.synchronize()
+        samples.append((t1 - t0) * 1e6 / inner)
+    return statistics.median(samples)
+
+
+def device_ms(fn, warmup=3, repeats=21):
+    for _ in range(warmup):
+        fn()
+    start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    samples = []
+    for _ in range(repeats):
+        start.record()
+        fn()
+        stop.record()
+        stop.synchronize()
+        samples.append(start.elapsed_time(stop))
+    return statistics.median(samples)
+
+
+def gemm_tflops(n, bias):
+    a = torch.randn(n, n, device="cuda", dtype=torch.bfloat16)
+    b = torch.randn(n, n, device="cuda", dtype=torch.bfloat16)
+    c = torch.randn(n, device="cuda", dtype=torch.bfloat16)
+    fn = (lambda: torch.addmm(c, a, b)) if bias else (lambda: torch.mm(a, b))
+    return 2.0 * n**3 / (device_ms(fn) * 1e-3) / 1e12
+
+
+def add_1elem():
+    a = torch.randn(1, device="cuda", dtype=torch.bfloat16)
+    b = torch.randn(1, device="cuda", dtype=torch.bfloat16)
+    return cpu_us_per_call(lambda: torch.add(a, b), 2000, 51)
+
+
+def view_t():
+    x = torch.randn(64, 32, device="cuda", dtype=torch.bfloat16)
+    return cpu_us_per_call(lambda: x.t(), 10000, 51)
+
+
+def copy_d2d():
+    x = torch.empty(1 << 29, device="cuda", dtype=torch.bfloat16)
+    y = torch.empty_like(x)
+    return 2.0 * (1 << 30) / (device_ms(lambda: y.copy_(x)) * 1e-3) / 1e9
+
+
+def add_64m():
+    n = 1 << 26
+    a = torch.randn(n, device="cuda", dtype=torch.bfloat16)
+    b = torch.randn(n, device="cuda", dtype=torch.bfloat16)
+    return 3.0 * 2 * n / (device_ms(lambda: torch.add(a, b)) * 1e-3) / 1e9
+
+
+# entry -> (PyTorch workload or None, True when higher is better)
+WORKLOADS = {
+    "cuda/raw_launch": (None, False),
+    "dispatch/cuda/add_1elem": (add_1elem, False),
+    "dispatch/cuda/view_t": (view_t, False),
+    "gemm/bf16/8192": (lambda: gemm_tflops(8192, False), True),
+    "gemm/bf16/8192_addmm_bias": (lambda: gemm_tflops(8192, True), True),
+    "gemm/bf16/4096": (lambda: gemm_tflops(4096, False), True),
+    "copy/cuda/d2d_1GiB": (copy_d2d, True),
+    "add/cuda/bf16_64M": (add_64m, True),
+}
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--ts-json", required=True, help="ts_bench --json output (one object per line)")
+    parser.add_argument("--out", help="also write the rows as JSON here")
+    args = parser.parse_args()
+
+    ours = {}
+    with open(args.ts_json) as f:
+        for line in f:
+            if line.strip():
+                row = json.loads(line)
+                ours[row["name"]] = (row["value"], row["unit"])
+    if not torch.cuda.is_available():
+        print("torch_side_by_side: PyTorch sees no GPU; nothing to compare", file=sys.stderr)
+        return 1
+    torch.backends.cuda.matmul.allow_tf32 = False
+    print(f"PyTorch {torch.__version__} on {torch.cuda.get_device_name(0)}")
+
+    rows = []
+    for name, (workload, higher_better) in WORKLOADS.items():
+        if name not in ours:
+            continue
+        value, unit = ours[name]
+        theirs = workload() if workload else None
+        ratio = value / theirs if theirs else None
+        rows.append({"name": name, "unit": unit, "ours": value, "torch": theirs, "ours_over_torch": ratio,
+                     "higher_is_better": higher_better})
+
+    print(f"{'entry':<28} {'unit':<8} {'ours':>10} {'torch':>10} {'ours/torch':>10}")
+    print(f"{'-' * 28} {'-' * 8} {'-' * 10} {'-' * 10} {'-' * 10}")
+    for r in rows:
+        t = f"{r['torch']:.3f}" if r["torch"] is not None else "-"
+        q = f"{r['ours_over_torch']:.3f}" if r["ours_over_torch"] is not None else "-"
+        print(f"{r['name']:<28} {r['unit']:<8} {r['ours']:>10.3f} {t:>10} {q:>10}")
+
+    # The targets of issue 4.
+    def get(name):
+        return next((r for r in rows if r["name"] == name), None)
+
+    checks = []
+    raw, add, view, gemm = get("cuda/raw_launch"), get("dispatch/cuda/add_1elem"), get("dispatch/cuda/view_t"), get(
+        "gemm/bf16/8192")
+    if raw and add:
+        checks.append((f"add_1elem / raw_launch = {add['ours'] / raw['ours']:.2f} (target <= 1.15; "
+                       f"PyTorch {add['torch'] / raw['ours']:.2f})", add["ours"] <= 1.15 * raw["ours"]))
+    if view:
+        checks.append((f"view_t = {view['ours']:.3f} us (target <= 0.15)", view["ours"] <= 0.15))
+    if gemm:
+        checks.append((f"gemm 8192 ours/torch = {gemm['ours_over_torch']:.3f} (target >= 0.97)",
+                       gemm["ours_over_torch"] >= 0.97))
+    print()
+    for text, ok in checks:
+        print(f"  {'PASS' if ok else 'MISS'}  {text}")
+    if args.out:
+        with open(args.out, "w") as f:
+            json.dump({"torch": torch.__version__, "rows": rows, "checks": [[t, ok] for t, ok in checks]}, f, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

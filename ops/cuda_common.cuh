@@ -1,0 +1,183 @@
+// ops/cuda_common.cuh: the device helpers every CUDA kernel file shares.
+//
+//   ceil_div, grid_for          launch arithmetic
+//   CudaType / visit_*_dtype    ts::DType -> the CUDA element type (float, __nv_bfloat16, __half, bool, int64_t)
+//   to_float / from_float       16-bit floats widen to f32 for arithmetic and round once on the store
+//   cuda_value<T>(double)       a host scalar in an element type, rounded exactly as the CPU rounds it
+//   Pack<T, V>                  16 bytes of elements, for one vectorized load or store
+//   OffsetCalc<N>               linear index -> element offsets of N strided operands (views, broadcasts)
+//   warp_sum / warp_max         butterfly reductions across the 32 lanes of a warp
+#pragma once
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <cstring>
+
+#include "ops/op_call.h"
+#include "tensor/cuda_device.h"
+#include "tensor/error.h"
+
+namespace ts {
+
+// ---- launch arithmetic ---------------------------------------------------------
+
+__host__ __device__ constexpr int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+constexpr int kThreads = 256;          // threads per block for the 1-D elementwise kernels
+constexpr int64_t kMaxBlocks = 65536;  // past this, kernels loop (grid-stride) instead of launching more blocks
+
+// Blocks for n independent work items at kThreads per block.
+inline unsigned grid_for(int64_t n) {
+  return static_cast<unsigned>(std::max<int64_t>(1, std::min<int64_t>(ceil_div(n, kThreads), kMaxBlocks)));
+}
+
+// ---- element types -------------------------------------------------------------
+
+template <typename T>
+struct TypeTag {
+  using type = T;
+};
+
+// Calls fn(TypeTag<T>{}) with T the CUDA type of a floating dtype (f32, bf16, f16).
+template <typename Fn>
+void visit_float_dtype(DType dtype, Fn&& fn) {
+  switch (dtype) {
+    case DType::f32: fn(TypeTag<float>{}); return;
+    case DType::bf16: fn(TypeTag<__nv_bfloat16>{}); return;
+    case DType::f16: fn(TypeTag<__half>{}); return;
+    default: fail("CUDA kernel: expected a floating dtype (f32, bf16, f16), got {}", dtype_short_name(dtype));
+  }
+}
+
+// The same over every dtype (bool and int64 too): for kernels that only move elements.
+template <typename Fn>
+void visit_any_dtype(DType dtype, Fn&& fn) {
+  switch (dtype) {
+    case DType::f32: fn(TypeTag<float>{}); return;
+    case DType::bf16: fn(TypeTag<__nv_bfloat16>{}); return;
+    case DType::f16: fn(TypeTag<__half>{}); return;
+    case DType::b8: fn(TypeTag<bool>{}); return;
+    case DType::i64: fn(TypeTag<int64_t>{}); return;
+  }
+}
+
+template <typename T>
+constexpr bool is_half_type = std::is_same_v<T, __nv_bfloat16> || std::is_same_v<T, __half>;
+
+__device__ __forceinline__ float to_float(float v) { return v; }
+__device__ __forceinline__ float to_float(__nv_bfloat16 v) { return __bfloat162float(v); }
+__device__ __forceinline__ float to_float(__half v) { return __half2float(v); }
+
+template <typename T>
+__device__ __forceinline__ T from_float(float v);
+template <>
+__device__ __forceinline__ float from_float<float>(float v) { return v; }
+template <>
+__device__ __forceinline__ __nv_bfloat16 from_float<__nv_bfloat16>(float v) { return __float2bfloat16_rn(v); }
+template <>
+__device__ __forceinline__ __half from_float<__half>(float v) { return __float2half_rn(v); }
+
+// A double from the host (a fill value, a scalar) as element type T, rounded
+// by the same code the CPU kernels use, so both devices store identical bits.
+template <typename T>
+T cuda_value(double v) {
+  if constexpr (std::is_same_v<T, __nv_bfloat16>) {
+    __nv_bfloat16_raw raw;
+    raw.x = float_to_bf16_bits(static_cast<float>(v));
+    return T(raw);
+  } else if constexpr (std::is_same_v<T, __half>) {
+    __half_raw raw;
+    raw.x = float_to_f16_bits(static_cast<float>(v));
+    return T(raw);
+  } else {
+    return static_cast<T>(v);
+  }
+}
+
+// 16 bytes of T: one vectorized (LDG.128 / STG.128) memory access.
+template <typename T, int V = 16 / static_cast<int>(sizeof(T))>
+struct alignas(16) Pack {
+  static constexpr int kSize = V;
+  T v[V];
+};
+
+inline bool aligned16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }
+
+// ---- strided indexing ------------------------------------------------------------
+
+// Maps a linear (row-major) index over `shape` to the element offset of each of
+// N operands, each with its own strides (0 on broadcast dims). Dims that are
+// contiguous with the next one in every operand are merged first, so a
+// contiguous 3-D tensor costs one division per element, not three.
+template <int N>
+struct OffsetCalc {
+  int ndim = 0;
+  int64_t sizes[kMaxDims];
+  int64_t strides[N][kMaxDims];
+
+  __device__ __forceinline__ void offsets(int64_t linear, int64_t (&out)[N]) const {
+#pragma unroll
+    for (int k = 0; k < N; ++k) out[k] = 0;
+    // Peel dims from the innermost: index along d = linear % size, the rest carries outward.
+    for (int d = ndim - 1; d >= 0; --d) {
+      const int64_t i = linear % sizes[d];
+      linear /= sizes[d];
+#pragma unroll
+      for (int k = 0; k < N; ++k) out[k] += i * strides[k][d];
+    }
+  }
+};
+
+template <int N>
+OffsetCalc<N> make_offset_calc(const Dims& shape, const std::array<Dims, N>& strides) {
+  OffsetCalc<N> calc;
+  // Drop size-1 dims (their stride never matters), then merge neighbours: dim d
+  // folds into d+1 when, for every operand, stride[d] == stride[d+1] * size[d+1].
+  int64_t sizes[kMaxDims];
+  int64_t st[N][kMaxDims];
+  int n = 0;
+  for (int d = 0; d < shape.size(); ++d) {
+    if (shape[d] == 1) continue;
+    sizes[n] = shape[d];
+    for (int k = 0; k < N; ++k) st[k][n] = strides[k][d];
+    ++n;
+  }
+  int m = 0;  // merged dims written so far
+  for (int d = 0; d < n; ++d) {
+    bool mergeable = m > 0;
+    for (int k = 0; k < N && mergeable; ++k) mergeable = calc.strides[k][m - 1] == st[k][d] * sizes[d];
+    if (mergeable) {
+      calc.sizes[m - 1] *= sizes[d];
+      for (int k = 0; k < N; ++k) calc.strides[k][m - 1] = st[k][d];
+    } else {
+      calc.sizes[m] = sizes[d];
+      for (int k = 0; k < N; ++k) calc.strides[k][m] = st[k][d];
+      ++m;
+    }
+  }
+  calc.ndim = m;
+  return calc;
+}
+
+// ---- warp reductions ---------------------------------------------------------------
+
+// After log2(32) = 5 butterfly steps every lane holds the result for the whole warp.
+__device__ __forceinline__ float warp_sum(float v) {
+#pragma unroll
+  for (int offset = 16; offset > 0; offset >>= 1) v += __shfl_xor_sync(0xffffffffu, v, offset);
+  return v;
+}
+
+// fmaxf ignores a NaN operand, like std::fmax in the CPU reference.
+__device__ __forceinline__ float warp_max(float v) {
+#pragma unroll
+  for (int offset = 16; offset > 0; offset >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, offset));
+  return v;
+}
+
+}  // namespace ts

@@ -1,0 +1,466 @@
+// profiler/collector.cpp: per-thread event buffers, the recording session, the memory observer.
+#include "profiler/collector.h"
+
+#include <pthread.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <mutex>
+#include <numeric>
+#include <string>
+#include <unordered_set>
+
+#include "ops/registry.h"
+#include "profiler/op_args.h"
+#include "profiler/op_scope.h"
+#include "tensor/allocator.h"
+#include "tensor/error.h"
+
+namespace ts::profiler {
+
+namespace detail {
+std::atomic<bool> recording{false};
+}  // namespace detail
+
+namespace {
+std::atomic<DeviceActivitySource*> g_device_source{nullptr};
+}  // namespace
+
+void set_device_activity_source(DeviceActivitySource* source) { g_device_source.store(source); }
+DeviceActivitySource* device_activity_source() { return g_device_source.load(); }
+
+namespace detail {
+
+namespace {
+
+// What the hot path stores per scope: the fields known while the op runs,
+// in 96 bytes (a full Event is built from it when the session stops). Small
+// records mean fewer fresh pages touched per op, and page faults are what a
+// profiler's per-op cost is mostly made of on a busy machine.
+struct RawScope {
+  std::string_view name;
+  int64_t start = 0, end = 0;  // now_ticks(); end 0: still open
+  uint64_t id = 0;
+  const char* variant = nullptr;
+  std::source_location loc;  // with_stack: one pointer
+  int64_t flops = 0;
+  int64_t self_cpu_memory = 0, self_device_memory = 0;
+  int32_t parent = -1;        // index of the enclosing scope in this thread's buffer
+  uint32_t inputs_begin = 0;  // record_shapes: [begin, begin + count) of ThreadBuffer::inputs
+  uint16_t inputs_count = 0;
+  bool has_loc = false;
+  EventKind kind = EventKind::cpu_op;
+};
+static_assert(sizeof(RawScope) <= 96, "keep the per-op record small: it is what the hot path writes");
+
+struct RawMemory {
+  int64_t time;  // now_ticks()
+  int64_t bytes, total_allocated, total_reserved;
+  uint64_t addr;
+  Device device;
+  int32_t parent;  // the innermost open scope, -1 for none
+};
+
+// A (ticks, steady ns) pair read as close together as the clocks allow.
+struct ClockPair {
+  int64_t ticks, ns;
+  static ClockPair now() {
+    const int64_t before = now_ticks();
+    const int64_t ns = now_ns();
+    const int64_t after = now_ticks();
+    return {before + (after - before) / 2, ns};
+  }
+};
+
+// Ticks to steady ns on the line through the session's start and stop pairs.
+struct TickConverter {
+  ClockPair start;
+  long double ns_per_tick = 1;
+  TickConverter(ClockPair a, ClockPair b) : start(a) {
+    if (b.ticks > a.ticks && b.ns > a.ns)
+      ns_per_tick = static_cast<long double>(b.ns - a.ns) / static_cast<long double>(b.ticks - a.ticks);
+  }
+  int64_t ns(int64_t ticks) const {
+    return start.ns + std::llround(static_cast<long double>(ticks - start.ticks) * ns_per_tick);
+  }
+};
+
+// Records live in fixed-size chunks: appending never moves a record, so a
+// buffer grows without copying what it already holds.
+template <typename T>
+class Chunks {
+ public:
+  static constexpr size_t kChunk = 4096;
+
+  size_t size() const { return size_; }
+  T& operator[](size_t i) { return chunks_[i / kChunk][i % kChunk]; }
+  T& emplace_back() {
+    if (size_ % kChunk == 0) {
+      chunks_.emplace_back();
+      chunks_.back().reserve(kChunk);
+    }
+    ++size_;
+    return chunks_.back().emplace_back();
+  }
+  void clear() {
+    chunks_.clear();
+    size_ = 0;
+  }
+
+ private:
+  std::vector<std::vector<T>> chunks_;
+  size_t size_ = 0;
+};
+
+}  // namespace
+
+struct ThreadBuffer {
+  std::mutex mutex;     // taken by the owning thread per event, and by stop_session() once
+  bool closed = false;  // the session is over: late scope ends are ignored
+  uint32_t session = 0;
+  SessionConfig config;
+  int64_t tid = 0;
+  std::string thread_name;
+  Chunks<RawScope> scopes;
+  Chunks<RawMemory> memory;
+  std::vector<InputMeta> inputs;
+  std::vector<int32_t> open;  // indices of the open scopes, innermost last
+  int64_t dropped = 0;
+
+  size_t recorded() const { return scopes.size() + memory.size(); }
+};
+
+namespace {
+
+struct Session {
+  uint32_t id = 0;  // 0: no session
+  SessionConfig config;
+  ClockPair start{0, 0};
+  int64_t steady_to_epoch_ns = 0;
+  std::vector<std::shared_ptr<ThreadBuffer>> buffers;
+};
+
+std::mutex g_session_mutex;  // guards g_session (and its list of buffers)
+Session g_session;
+uint32_t g_last_session_id = 0;
+std::atomic<uint32_t> g_active_session{0};  // g_session.id while recording, else 0
+std::atomic<uint64_t> g_next_id{1};         // "External id"s, unique per process
+
+thread_local std::shared_ptr<ThreadBuffer> tl_buffer;
+thread_local uint32_t tl_session = 0;
+
+int64_t os_thread_id() {
+  static thread_local const int64_t tid = static_cast<int64_t>(syscall(SYS_gettid));
+  return tid;
+}
+
+std::string os_thread_name() {
+  char name[64] = {};
+  pthread_getname_np(pthread_self(), name, sizeof name);
+  return name;
+}
+
+std::string process_name() {
+  std::ifstream comm("/proc/self/comm");
+  std::string name;
+  std::getline(comm, name);
+  return name.empty() ? "tensorscope" : name;
+}
+
+// Offset from the steady clock to Unix-epoch nanoseconds, read once per session.
+int64_t steady_to_epoch_offset() {
+  const int64_t before = now_ns();
+  const int64_t epoch = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                            std::chrono::system_clock::now().time_since_epoch())
+                            .count();
+  const int64_t after = now_ns();
+  return epoch - (before + (after - before) / 2);
+}
+
+// This thread's buffer in the running session (made on first use); nullptr when none runs.
+ThreadBuffer* this_thread_buffer() {
+  const uint32_t session = g_active_session.load(std::memory_order_acquire);
+  if (session == 0) return nullptr;
+  if (tl_session == session) [[likely]] return tl_buffer.get();
+  std::lock_guard lock(g_session_mutex);
+  if (g_session.id != session) return nullptr;  // stopped in the meantime
+  auto buffer = std::make_shared<ThreadBuffer>();
+  buffer->session = session;
+  buffer->config = g_session.config;
+  buffer->tid = os_thread_id();
+  buffer->thread_name = os_thread_name();
+  g_session.buffers.push_back(buffer);
+  tl_buffer = std::move(buffer);
+  tl_session = session;
+  return tl_buffer.get();
+}
+
+// A new scope nested in the innermost open one, or nullptr (counted) when the buffer is full.
+RawScope* append_scope(ThreadBuffer& b, int32_t* index) {
+  if (b.recorded() >= b.config.max_events_per_thread) {
+    ++b.dropped;
+    return nullptr;
+  }
+  *index = static_cast<int32_t>(b.scopes.size());
+  RawScope& s = b.scopes.emplace_back();
+  s.parent = b.open.empty() ? -1 : b.open.back();
+  return &s;
+}
+
+// Scopes close innermost first (they are RAII), so this is the top of the
+// stack; a ProfilerStep closed by step() from a nested scope is the exception.
+void close_scope(ThreadBuffer& b, int32_t index) {
+  const auto it = std::find(b.open.rbegin(), b.open.rend(), index);
+  if (it != b.open.rend()) b.open.erase(std::next(it).base());
+}
+
+// Every allocation and free while profile_memory records: charged to the
+// innermost open scope of the allocating thread, and kept as a [memory] event.
+void on_memory_event(const MemoryEvent& m) {
+  ThreadBuffer* b = this_thread_buffer();
+  if (b == nullptr) return;
+  const int64_t t = now_ticks();
+  std::lock_guard lock(b->mutex);
+  if (b->closed || !b->config.profile_memory) return;
+  const int32_t innermost = b->open.empty() ? -1 : b->open.back();
+  if (innermost >= 0) {
+    RawScope& scope = b->scopes[static_cast<size_t>(innermost)];
+    (m.device.is_cpu() ? scope.self_cpu_memory : scope.self_device_memory) += m.bytes;
+  }
+  if (b->recorded() >= b->config.max_events_per_thread) {
+    ++b->dropped;
+    return;
+  }
+  b->memory.emplace_back() = {t, m.bytes, m.total_allocated, m.total_reserved, reinterpret_cast<uint64_t>(m.ptr),
+                              m.device, innermost};
+}
+
+// The thread's records as Events, appended to `out` (parents offset to their
+// place there). Scopes still open end at stop_ns, innermost first and one
+// nanosecond apart, so that they stay strictly nested.
+void append_events(ThreadBuffer& b, const TickConverter& clock, int64_t stop_ns, std::vector<Event>& out) {
+  const auto offset = static_cast<int32_t>(out.size());
+  for (size_t i = 0; i < b.scopes.size(); ++i) {
+    const RawScope& s = b.scopes[i];
+    Event& e = out.emplace_back();
+    e.kind = s.kind;
+    e.name = s.name;
+    e.start_ns = clock.ns(s.start);
+    if (s.end != 0) {
+      e.end_ns = std::max(clock.ns(s.end), e.start_ns);
+    } else {
+      const auto depth = std::find(b.open.begin(), b.open.end(), static_cast<int32_t>(i)) - b.open.begin();
+      e.end_ns = stop_ns + static_cast<int64_t>(b.open.size()) - 1 - depth;
+    }
+    e.id = s.id;
+    e.tid = b.tid;
+    e.parent = s.parent >= 0 ? s.parent + offset : -1;
+    e.variant = s.variant;
+    e.flops = s.flops;
+    if (s.has_loc) e.call_site = CallSite::from(s.loc);
+    e.self_cpu_memory = s.self_cpu_memory;
+    e.self_device_memory = s.self_device_memory;
+    e.inputs.assign(b.inputs.begin() + s.inputs_begin, b.inputs.begin() + s.inputs_begin + s.inputs_count);
+  }
+  for (size_t i = 0; i < b.memory.size(); ++i) {
+    const RawMemory& m = b.memory[i];
+    Event& e = out.emplace_back();
+    e.kind = EventKind::memory;
+    e.name = "[memory]";
+    e.start_ns = e.end_ns = clock.ns(m.time);
+    e.tid = b.tid;
+    e.parent = m.parent >= 0 ? m.parent + offset : -1;
+    e.bytes = m.bytes;
+    e.total_allocated = m.total_allocated;
+    e.total_reserved = m.total_reserved;
+    e.addr = m.addr;
+    e.memory_device = m.device;
+  }
+}
+
+}  // namespace
+
+ScopeToken op_begin(const OpCall& call) {
+  ThreadBuffer* b = this_thread_buffer();
+  if (b == nullptr) return {};
+  std::lock_guard lock(b->mutex);
+  if (b->closed) return {};
+  int32_t index = 0;
+  RawScope* s = append_scope(*b, &index);
+  if (s == nullptr) return {};
+  s->kind = EventKind::cpu_op;
+  s->name = op_name(call.op);
+  s->id = g_next_id.fetch_add(1, std::memory_order_relaxed);
+  if (b->config.record_shapes) {
+    s->inputs_begin = static_cast<uint32_t>(b->inputs.size());
+    record_inputs(call, b->inputs);
+    s->inputs_count = static_cast<uint16_t>(b->inputs.size() - s->inputs_begin);
+  }
+  if (b->config.with_stack) {
+    // An op called by another op (matmul -> mm) shows the user's line, not ours.
+    const RawScope* parent = s->parent >= 0 ? &b->scopes[static_cast<size_t>(s->parent)] : nullptr;
+    if (parent != nullptr && parent->kind == EventKind::cpu_op) {
+      s->loc = parent->loc;
+      s->has_loc = parent->has_loc;
+    } else {
+      s->loc = call.loc;
+      s->has_loc = true;
+    }
+  }
+  b->open.push_back(index);
+  s->start = now_ticks();  // last: the bookkeeping above is not charged to the op
+  return {b->session, index};
+}
+
+void op_end(const OpCall& call, ScopeToken token) {
+  const int64_t end = now_ticks();  // first: the bookkeeping below is not charged to the op
+  if (tl_session != token.session) return;  // the session that saw the op begin is over
+  ThreadBuffer& b = *tl_buffer;
+  std::lock_guard lock(b.mutex);
+  if (b.closed) return;
+  RawScope& s = b.scopes[static_cast<size_t>(token.index)];
+  s.end = end;
+  if (call.variant != nullptr) {  // null when the op threw before a variant was chosen
+    s.variant = call.variant->name;
+    if (b.config.with_flops) s.flops = op_flops(call);
+  }
+  close_scope(b, token.index);
+}
+
+AnnotationHandle annotation_begin(EventKind kind, std::string_view name, const std::source_location* loc) {
+  ThreadBuffer* b = this_thread_buffer();
+  if (b == nullptr) return {};
+  const std::string_view stored = intern(name);
+  std::lock_guard lock(b->mutex);
+  if (b->closed) return {};
+  int32_t index = 0;
+  RawScope* s = append_scope(*b, &index);
+  if (s == nullptr) return {};
+  s->kind = kind;
+  s->name = stored;
+  s->id = g_next_id.fetch_add(1, std::memory_order_relaxed);
+  if (loc != nullptr && b->config.with_stack) {
+    s->loc = *loc;
+    s->has_loc = true;
+  }
+  b->open.push_back(index);
+  s->start = now_ticks();
+  return {tl_buffer, index};
+}
+
+bool annotation_end(AnnotationHandle& handle) {
+  const int64_t end = now_ticks();
+  if (handle.buffer == nullptr) return true;
+  ThreadBuffer& b = *handle.buffer;
+  bool innermost = true;
+  {
+    std::lock_guard lock(b.mutex);
+    if (!b.closed) {
+      b.scopes[static_cast<size_t>(handle.index)].end = end;
+      innermost = !b.open.empty() && b.open.back() == handle.index;
+      close_scope(b, handle.index);
+    }
+  }
+  handle.buffer.reset();
+  return innermost;
+}
+
+std::string_view intern(std::string_view name) {
+  static std::mutex mutex;
+  static std::unordered_set<std::string> names;  // node-based: a stored string never moves
+  std::lock_guard lock(mutex);
+  return *names.emplace(name).first;
+}
+
+void start_session(const SessionConfig& config) {
+  std::lock_guard lock(g_session_mutex);
+  TS_CHECK(g_session.id == 0, "profiler: another profiler is already recording; stop it first (one records at a time)");
+  g_session = Session{};
+  g_session.id = ++g_last_session_id;
+  if (g_session.id == 0) g_session.id = ++g_last_session_id;  // 0 means "none"
+  g_session.config = config;
+  g_session.steady_to_epoch_ns = steady_to_epoch_offset();
+  if (config.profile_memory) set_memory_observer(&on_memory_event);
+  g_session.start = ClockPair::now();
+  g_active_session.store(g_session.id, std::memory_order_release);
+  recording.store(true, std::memory_order_release);
+}
+
+bool session_active() { return g_active_session.load(std::memory_order_acquire) != 0; }
+
+Recording stop_session() {
+  Session session;
+  {
+    std::lock_guard lock(g_session_mutex);
+    if (g_session.id == 0) return {};
+    recording.store(false, std::memory_order_relaxed);
+    g_active_session.store(0, std::memory_order_release);
+    if (g_session.config.profile_memory) set_memory_observer(nullptr);
+    session = std::move(g_session);
+    g_session = Session{};
+  }
+  const ClockPair stop = ClockPair::now();
+  const TickConverter clock(session.start, stop);
+
+  Recording rec;
+  rec.pid = static_cast<int64_t>(getpid());
+  rec.process_name = process_name();
+  rec.window_start_ns = session.start.ns;
+  rec.window_end_ns = stop.ns;
+  rec.steady_to_epoch_ns = session.steady_to_epoch_ns;
+  rec.max_events_per_thread = session.config.max_events_per_thread;
+  rec.use_cuda = session.config.use_cuda;
+  rec.record_shapes = session.config.record_shapes;
+  rec.profile_memory = session.config.profile_memory;
+  rec.with_stack = session.config.with_stack;
+  rec.with_flops = session.config.with_flops;
+
+  size_t total = 0;
+  for (const auto& b : session.buffers) total += b->recorded();
+  rec.events.reserve(total);
+  for (const auto& b : session.buffers) {
+    std::lock_guard lock(b->mutex);
+    b->closed = true;
+    rec.window_end_ns = std::max(rec.window_end_ns, stop.ns + static_cast<int64_t>(b->open.size()));
+    append_events(*b, clock, stop.ns, rec.events);
+    b->open.clear();
+    b->scopes.clear();
+    b->memory.clear();
+    b->inputs = {};
+    rec.dropped_events += b->dropped;
+    rec.threads.push_back({b->tid, b->thread_name});
+  }
+  sort_events(rec.events);
+  return rec;
+}
+
+void sort_events(std::vector<Event>& events) {
+  const size_t n = events.size();
+  std::vector<int32_t> order(n);
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](int32_t a, int32_t b) {
+    const Event& x = events[static_cast<size_t>(a)];
+    const Event& y = events[static_cast<size_t>(b)];
+    if (x.start_ns != y.start_ns) return x.start_ns < y.start_ns;
+    return x.end_ns > y.end_ns;
+  });
+  bool identity = true;
+  for (size_t i = 0; i < n && identity; ++i) identity = order[i] == static_cast<int32_t>(i);
+  if (identity) return;
+  std::vector<int32_t> new_index(n);
+  for (size_t i = 0; i < n; ++i) new_index[static_cast<size_t>(order[i])] = static_cast<int32_t>(i);
+  std::vector<Event> sorted;
+  sorted.reserve(n);
+  for (size_t i = 0; i < n; ++i) {
+    Event& e = events[static_cast<size_t>(order[i])];
+    if (e.parent >= 0) e.parent = new_index[static_cast<size_t>(e.parent)];
+    sorted.push_back(std::move(e));
+  }
+  events = std::move(sorted);
+}
+
+}  // namespace detail
+}  // namespace ts::profiler

@@ -1,0 +1,656 @@
+// tests/test_cuda_ops.cpp: every CUDA variant in the registry against the float64 reference.
+//
+// The variants come from the registry (no hand-kept list): each test case
+// walks ts::all_variants(), forces every cuda variant of its ops with a
+// VariantOverride, and checks it over odd shapes (1, primes, one off a tile or
+// warp size), non-contiguous inputs (transposed, stepped, expanded),
+// broadcasts, in-place ops and f32/bf16/f16. Inputs are made on the CPU and
+// copied over, so the reference (tests/support/reference.h, in double) sees
+// exactly the values the kernel saw. A test case that finds a cuda variant
+// with no checker fails: new variants cannot slip in untested.
+//
+// Without a GPU every case passes with a message saying why it did nothing.
+// TS_GPU_TEST_QUICK=1 runs every other case of each sweep (the sanitizer runs).
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <limits>
+#include <numbers>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "tensor/cuda_device.h"
+#include "tests/support/compare.h"
+#include "tests/support/reference.h"
+
+using ts::Device;
+using ts::DType;
+using ts::Dims;
+using ts::OpId;
+using ts::Tensor;
+using ts::Variant;
+using namespace ts::testing;
+
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+const Device kGpu = ts::kCUDA;
+
+bool no_gpu() {
+  if (ts::cuda::is_available()) return false;
+  MESSAGE("skipped: no usable CUDA device: ", ts::cuda::unavailable_reason());
+  return true;
+}
+
+bool quick() {
+  static const bool q = [] {
+    const char* env = std::getenv("TS_GPU_TEST_QUICK");
+    return env != nullptr && std::strcmp(env, "1") == 0;
+  }();
+  return q;
+}
+
+// Case i of a sweep runs unless quick mode thins the sweep to every other case.
+bool runs(size_t i) { return !quick() || i % 2 == 0; }
+
+// The cuda variants of the registry for these ops; registers that the caller checks them.
+std::set<std::string>& checked() {
+  static std::set<std::string> names;
+  return names;
+}
+
+std::vector<const Variant*> cuda_variants(std::initializer_list<OpId> ops) {
+  std::vector<const Variant*> out;
+  for (const Variant& v : ts::all_variants())
+    for (OpId op : ops)
+      if (v.op == op && v.device == ts::VariantDevice::cuda) {
+        out.push_back(&v);
+        checked().insert(v.name);
+      }
+  return out;
+}
+
+// The same values and the same memory layout on the CPU and on the GPU.
+struct Pair {
+  Tensor cpu, gpu;
+};
+
+// Standard normal values (times scale) of `shape` in `dtype`, laid out as
+// tests/support/reference.h's make_input does, on both devices. `edit` may
+// change the CPU base (plant -inf or NaN) before it is copied over.
+Pair make_both(const Dims& shape, DType dtype, uint64_t seed, Layout layout = Layout::contiguous, double scale = 1,
+               const std::function<void(Tensor&)>& edit = nullptr) {
+  ts::manual_seed(seed);
+  const int n = shape.size();
+  Dims base_shape = shape;
+  if (layout == Layout::transposed && n >= 2) {
+    std::swap(base_shape[n - 1], base_shape[n - 2]);
+  } else if (layout == Layout::stepped && n >= 1) {
+    base_shape[n - 1] = 2 * shape[n - 1] + 1;
+  } else if (layout == Layout::expanded && n >= 1 && shape[0] > 1) {
+    base_shape[0] = 1;
+  } else {
+    layout = Layout::contiguous;
+  }
+  Tensor base = ts::randn(base_shape, dtype);
+  if (scale != 1) base = ts::mul(base, scale);
+  if (edit) edit(base);
+  const Tensor gbase = base.to(kGpu);
+  auto lay = [&](const Tensor& b) {
+    switch (layout) {
+      case Layout::transposed: return b.transpose(-1, -2);
+      case Layout::stepped: return b.slice(-1, 1, base_shape[n - 1], 2);
+      case Layout::expanded: return b.expand(shape);
+      default: return b;
+    }
+  };
+  Pair p{lay(base), lay(gbase)};
+  REQUIRE(p.cpu.shape() == shape);
+  REQUIRE(p.gpu.shape() == shape);
+  REQUIRE(p.gpu.device() == kGpu);
+  return p;
+}
+
+// A bool mask of `shape` (about half true) on both devices.
+Pair make_mask(const Dims& shape, uint64_t seed) {
+  std::vector<int> bits(static_cast<size_t>(ts::numel_of(shape)));
+  uint64_t x = seed * 0x9e3779b97f4a7c15ull + 1;
+  for (int& b : bits) {
+    x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+    b = static_cast<int>(x >> 63);
+  }
+  const Tensor cpu = ts::from_vector(bits, shape, {DType::b8});
+  return {cpu, cpu.to(kGpu)};
+}
+
+// Values of a tensor converted to dtype on the CPU (what the GPU should store).
+Ref rounded(const Ref& r, DType dtype) {
+  const Tensor t = ts::from_vector(r.v, r.shape, {dtype});
+  return {r.shape, t.to_vector<double>()};
+}
+
+std::string describe(const Variant& v, DType dtype, const Dims& shape, const char* what = "") {
+  return fmt::format("{} {} {} {}", v.name, ts::dtype_short_name(dtype), shape, what);
+}
+
+// doctest prints std::string; these keep INFO lines readable.
+std::string str(const Dims& d) { return fmt::format("{}", d); }
+std::string str(const char* s) { return s; }
+std::string str(DType d) { return ts::dtype_short_name(d); }
+std::string str(Layout l) { return layout_name(l); }
+
+#define CHECK_GPU(got, ref, dtype, seed) CHECK_CLOSE(got, (ref).v, tolerance_for(dtype), seed)
+
+}  // namespace
+
+// ---- elementwise ---------------------------------------------------------------------------
+
+TEST_CASE("cuda: every variant: elementwise binary ops over shapes, layouts and broadcasts") {
+  if (no_gpu()) return;
+  struct Shapes {
+    Dims a, b;
+  };
+  const std::vector<Shapes> shapes = {{{1}, {1}},         {{7}, {7}},          {{257}, {257}},
+                                      {{33, 65}, {33, 65}}, {{3, 5, 17}, {3, 5, 17}}, {{9003}, {9003}},
+                                      {{31, 17}, {17}},   {{31, 17}, {31, 1}}, {{31, 1}, {1, 17}},
+                                      {{4, 1, 17}, {5, 1}}, {{31, 17}, {}}};
+  for (const Variant* v : cuda_variants({OpId::add, OpId::sub, OpId::mul, OpId::div})) {
+    ts::VariantOverride use(v->name);
+    for (DType dtype : kFloatDTypes) {
+      uint64_t seed = 100;
+      for (size_t i = 0; i < shapes.size(); ++i) {
+        if (!runs(i)) continue;
+        for (Layout la : kLayouts) {
+          const Layout lb = la == Layout::transposed ? Layout::stepped : Layout::contiguous;
+          ++seed;
+          INFO(describe(*v, dtype, shapes[i].a), " layout ", str(la), " with b ", str(shapes[i].b));
+          const Pair a = make_both(shapes[i].a, dtype, seed, la);
+          // Divisors exp(randn) stay in [e^-5, e^5]: no quotient overflows f16 (the reference is finite).
+          const Pair b = make_both(shapes[i].b, dtype, seed + 1000, lb, 1, [&](Tensor& t) {
+            if (v->op == OpId::div) t = ts::exp(t);
+          });
+          const Ref ra = ref_of(a.cpu), rb = ref_of(b.cpu);
+          Tensor got;
+          Ref want;
+          switch (v->op) {
+            case OpId::add:
+              got = ts::add(a.gpu, b.gpu, 0.5);
+              want = ref_binary(ra, rb, [](double x, double y) { return x + 0.5 * y; });
+              break;
+            case OpId::sub:
+              got = ts::sub(a.gpu, b.gpu);
+              want = ref_binary(ra, rb, [](double x, double y) { return x - y; });
+              break;
+            case OpId::mul:
+              got = ts::mul(a.gpu, b.gpu);
+              want = ref_binary(ra, rb, [](double x, double y) { return x * y; });
+              break;
+            default:
+              got = ts::div(a.gpu, b.gpu);
+              want = ref_binary(ra, rb, [](double x, double y) { return x / y; });
+              break;
+          }
+          CHECK(got.device() == kGpu);
+          CHECK(got.shape() == want.shape);
+          CHECK_GPU(got, want, dtype, seed);
+        }
+        // The scalar form: one tensor operand.
+        const Pair a = make_both(shapes[i].a, dtype, ++seed, Layout::transposed);
+        const Ref ra = ref_of(a.cpu);
+        INFO(describe(*v, dtype, shapes[i].a, "scalar operand"));
+        switch (v->op) {
+          case OpId::add: CHECK_GPU(ts::add(a.gpu, 2.5), ref_unary(ra, [](double x) { return x + 2.5; }), dtype, seed); break;
+          case OpId::sub: CHECK_GPU(ts::sub(a.gpu, 2.5), ref_unary(ra, [](double x) { return x - 2.5; }), dtype, seed); break;
+          case OpId::mul: CHECK_GPU(ts::mul(a.gpu, -3.0), ref_unary(ra, [](double x) { return x * -3.0; }), dtype, seed); break;
+          default: CHECK_GPU(ts::div(a.gpu, 4.0), ref_unary(ra, [](double x) { return x / 4.0; }), dtype, seed); break;
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("cuda: every variant: elementwise unary ops over shapes and layouts") {
+  if (no_gpu()) return;
+  const std::vector<Dims> shapes = {{1}, {7}, {257}, {33, 65}, {3, 5, 17}, {9003}, {}};
+  for (const Variant* v :
+       cuda_variants({OpId::neg, OpId::exp, OpId::tanh, OpId::gelu, OpId::relu})) {
+    ts::VariantOverride use(v->name);
+    for (DType dtype : kFloatDTypes) {
+      uint64_t seed = 200;
+      for (size_t i = 0; i < shapes.size(); ++i) {
+        if (!runs(i)) continue;
+        for (Layout layout : kLayouts) {
+          ++seed;
+          INFO(describe(*v, dtype, shapes[i]), " layout ", str(layout));
+          const Pair x = make_both(shapes[i], dtype, seed, layout, 2.0);
+          const Ref rx = ref_of(x.cpu);
+          // The exact result rounded once to dtype: the best any kernel can store. (Unrounded,
+          // a one-element f16 gelu(-4) lands among f16 subnormals, and rounding alone is 0.5%.)
+          auto want = [&](double (*f)(double)) { return rounded(ref_unary(rx, f), dtype); };
+          switch (v->op) {
+            case OpId::neg: CHECK_GPU(ts::neg(x.gpu), want([](double e) { return -e; }), dtype, seed); break;
+            case OpId::exp: CHECK_GPU(ts::exp(x.gpu), want([](double e) { return std::exp(e); }), dtype, seed); break;
+            case OpId::tanh: CHECK_GPU(ts::tanh(x.gpu), want([](double e) { return std::tanh(e); }), dtype, seed); break;
+            case OpId::relu: CHECK_GPU(ts::relu(x.gpu), want([](double e) { return e > 0 ? e : 0.0; }), dtype, seed); break;
+            default: {
+              CHECK_GPU(ts::gelu(x.gpu), want([](double e) { return 0.5 * e * (1 + std::erf(e / std::sqrt(2.0))); }),
+                        dtype, seed);
+              CHECK_GPU(ts::gelu(x.gpu, ts::GeluApprox::tanh), want([](double e) {
+                          const double c = std::sqrt(2.0 / std::numbers::pi);
+                          return 0.5 * e * (1 + std::tanh(c * (e + 0.044715 * e * e * e)));
+                        }),
+                        dtype, seed);
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+// ---- softmax, masking, selection ---------------------------------------------------------------
+
+TEST_CASE("cuda: every variant: softmax and _safe_softmax, warp and block rows, -inf rows") {
+  if (no_gpu()) return;
+  struct Case {
+    Dims shape;
+    int64_t dim;
+  };
+  // Rows of 1, 7, 32, 33 (a warp and one past), 1024 and 1025 (the warp kernel's limit and one past).
+  const std::vector<Case> cases = {{{7}, 0},        {{1, 1}, -1},       {{5, 33}, -1},    {{5, 33}, 0},
+                                   {{3, 1025}, -1}, {{2, 3, 31}, 1},    {{4, 32}, -1},    {{2, 1024}, -1},
+                                   {{2, 3, 31}, 0}, {{1100, 3}, 0}};
+  for (const Variant* v : cuda_variants({OpId::softmax, OpId::_safe_softmax})) {
+    ts::VariantOverride use(v->name);
+    const bool safe = v->op == OpId::_safe_softmax;
+    for (DType dtype : kFloatDTypes) {
+      uint64_t seed = 300;
+      for (size_t i = 0; i < cases.size(); ++i) {
+        if (!runs(i)) continue;
+        for (Layout layout : {Layout::contiguous, Layout::transposed, Layout::stepped}) {
+          ++seed;
+          INFO(describe(*v, dtype, cases[i].shape), " dim ", cases[i].dim, " layout ", str(layout));
+          const Pair x = make_both(cases[i].shape, dtype, seed, layout, 3.0);
+          const int d = ts::wrap_dim(cases[i].dim, x.cpu.dim(), "test");
+          const Tensor got = safe ? ts::_safe_softmax(x.gpu, cases[i].dim) : ts::softmax(x.gpu, cases[i].dim);
+          CHECK_GPU(got, ref_softmax(ref_of(x.cpu), d, safe), dtype, seed);
+        }
+      }
+      // A row that is entirely -inf: NaN from softmax, 0 from _safe_softmax, on both paths.
+      for (const Dims& shape : {Dims{4, 37}, Dims{3, 1100}}) {
+        INFO(describe(*v, dtype, shape, "row 1 all -inf"));
+        const Pair x = make_both(shape, dtype, ++seed, Layout::contiguous, 1,
+                                 [](Tensor& t) {
+                                   Tensor row = t.select(0, 1);
+                                   ts::fill_(row, -kInf);
+                                 });
+        const Tensor got = safe ? ts::_safe_softmax(x.gpu, -1) : ts::softmax(x.gpu, -1);
+        CHECK_GPU(got, ref_softmax(ref_of(x.cpu), 1, safe), dtype, seed);
+      }
+    }
+  }
+}
+
+TEST_CASE("cuda: every variant: masked_fill_ in place, where, triu, tril") {
+  if (no_gpu()) return;
+  const std::vector<Dims> shapes = {{1, 1}, {7, 13}, {33, 31}, {2, 17, 17}, {3, 1, 64}};
+  for (const Variant* v : cuda_variants({OpId::masked_fill_, OpId::where, OpId::triu, OpId::tril})) {
+    ts::VariantOverride use(v->name);
+    for (DType dtype : kFloatDTypes) {
+      uint64_t seed = 400;
+      for (size_t i = 0; i < shapes.size(); ++i) {
+        if (!runs(i)) continue;
+        const Dims& shape = shapes[i];
+        const int nd = shape.size();
+        for (Layout layout : {Layout::contiguous, Layout::transposed, Layout::stepped}) {
+          ++seed;
+          INFO(describe(*v, dtype, shape), " layout ", str(layout));
+          Pair x = make_both(shape, dtype, seed, layout);
+          const Ref rx = ref_of(x.cpu);
+          if (v->op == OpId::masked_fill_) {
+            Dims row = shape, col = shape;  // the mask as a full tensor, a broadcast row and a broadcast column
+            row[nd - 2] = 1;
+            col[nd - 1] = 1;
+            for (const Dims& mshape : {shape, row, col}) {
+              for (double value : {3.5, -kInf}) {
+                Pair y = make_both(shape, dtype, seed, layout);
+                const Pair m = make_mask(mshape, seed);
+                const Ref rm = ref_of(m.cpu);
+                Tensor& same = ts::masked_fill_(y.gpu, m.gpu, value);
+                CHECK(same.data_ptr() == y.gpu.data_ptr());  // in place: the very tensor
+                Ref want = rounded(ref_binary(rx, rm, [value](double e, double keep) { return keep != 0 ? value : e; }),
+                                   dtype);
+                CHECK_GPU(y.gpu, want, dtype, seed);
+              }
+            }
+          } else if (v->op == OpId::where) {
+            Dims row = shape;
+            row[nd - 2] = 1;
+            const Pair cond = make_mask(row, seed);
+            const Pair b = make_both(row, dtype, seed + 1);
+            const Ref rc = ref_of(cond.cpu), rb = ref_of(b.cpu);
+            Ref want = ref_binary(ref_binary(rc, rx, [](double c, double a) { return c != 0 ? a : NAN; }), rb,
+                                  [](double ca, double bv) { return std::isnan(ca) ? bv : ca; });
+            CHECK_GPU(ts::where(cond.gpu, x.gpu, b.gpu), want, dtype, seed);
+            // b as a 0-d -inf, as the attention math path uses it
+            const Tensor minus_inf = ts::full({}, -kInf, {dtype, kGpu});
+            Ref want_inf = ref_binary(rc, rx, [](double c, double a) { return c != 0 ? a : -kInf; });
+            CHECK_GPU(ts::where(cond.gpu, x.gpu, minus_inf), want_inf, dtype, seed);
+          } else {
+            const bool upper = v->op == OpId::triu;
+            for (int64_t diagonal : {-1, 0, 2}) {
+              INFO("diagonal ", diagonal);
+              Ref want{rx.shape, rx.v};
+              for (size_t k = 0; k < want.v.size(); ++k) {
+                const Dims idx = unravel(static_cast<int64_t>(k), shape);
+                const int64_t j_minus_i = idx[nd - 1] - idx[nd - 2];
+                if (upper ? j_minus_i < diagonal : j_minus_i > diagonal) want.v[k] = 0;
+              }
+              CHECK_GPU(upper ? ts::triu(x.gpu, diagonal) : ts::tril(x.gpu, diagonal), want, dtype, seed);
+            }
+          }
+        }
+      }
+    }
+    if (v->op == OpId::triu || v->op == OpId::tril) {  // bool masks, as causal attention builds them
+      const Tensor ones = ts::ones({5, 7}, {DType::b8, kGpu});
+      const Tensor got = v->op == OpId::triu ? ts::triu(ones, 1) : ts::tril(ones, 0);
+      std::vector<double> want;
+      for (int i = 0; i < 5; ++i)
+        for (int j = 0; j < 7; ++j) want.push_back(v->op == OpId::triu ? (j - i >= 1) : (j - i <= 0));
+      CHECK_CLOSE(got, want, 0.0, 0);
+    }
+  }
+}
+
+// ---- reductions ---------------------------------------------------------------------------------
+
+TEST_CASE("cuda: every variant: sum and max over each dim, keepdim, NaN rows and ties") {
+  if (no_gpu()) return;
+  const std::vector<Dims> shapes = {{7}, {5, 33}, {3, 1025}, {2, 3, 31}, {1, 1}, {64, 5}};
+  for (const Variant* v : cuda_variants({OpId::sum, OpId::max})) {
+    ts::VariantOverride use(v->name);
+    for (DType dtype : kFloatDTypes) {
+      uint64_t seed = 500;
+      for (size_t i = 0; i < shapes.size(); ++i) {
+        if (!runs(i)) continue;
+        for (Layout layout : kLayouts) {
+          for (int d = 0; d < shapes[i].size(); ++d) {
+            for (bool keepdim : {false, true}) {
+              ++seed;
+              INFO(describe(*v, dtype, shapes[i]), " dim ", d, " keepdim ", keepdim, " layout ", str(layout));
+              const bool plant_nan = v->op == OpId::max && seed % 3 == 0;
+              const Pair x = make_both(shapes[i], dtype, seed, layout, 1, [&](Tensor& t) {
+                if (!plant_nan) return;
+                Tensor slice = t.select(t.dim() - 1, 0);  // NaNs along the last dim's first slice
+                ts::fill_(slice, NAN);
+              });
+              const Ref rx = ref_of(x.cpu);
+              if (v->op == OpId::sum) {
+                CHECK_GPU(ts::sum(x.gpu, d, keepdim), ref_sum(rx, d, keepdim), dtype, seed);
+              } else {
+                const auto [values, indices] = ts::max(x.gpu, d, keepdim);
+                const auto [want_values, want_indices] = ref_max(rx, d, keepdim);
+                CHECK_GPU(values, want_values, dtype, seed);
+                CHECK(indices.dtype() == DType::i64);
+                CHECK(indices.to_vector<int64_t>() == want_indices);
+              }
+            }
+          }
+        }
+      }
+      if (v->op == OpId::max) {  // many ties: the first index must win
+        std::vector<double> vals;
+        for (int k = 0; k < 6 * 70; ++k) vals.push_back(static_cast<double>(k % 5));
+        const Tensor cpu = ts::from_vector(vals, {6, 70}, {dtype});
+        const auto [values, indices] = ts::max(cpu.to(kGpu), 1);
+        const auto [want_values, want_indices] = ref_max(ref_of(cpu), 1, false);
+        CHECK_GPU(values, want_values, dtype, 0);
+        CHECK(indices.to_vector<int64_t>() == want_indices);
+      }
+    }
+  }
+}
+
+// ---- factories and copies --------------------------------------------------------------------------
+
+TEST_CASE("cuda: every variant: fill_, arange, rand, randn (same seed, same values as the CPU)") {
+  if (no_gpu()) return;
+  for (const Variant* v : cuda_variants({OpId::fill_, OpId::arange, OpId::rand, OpId::randn})) {
+    ts::VariantOverride use(v->name);
+    INFO(str(v->name));
+    for (DType dtype : {DType::f32, DType::bf16, DType::f16, DType::b8, DType::i64}) {
+      INFO(str(dtype));
+      const bool floating = ts::is_floating(dtype);
+      if (v->op == OpId::fill_) {
+        for (Layout layout : {Layout::contiguous, Layout::transposed, Layout::stepped}) {
+          INFO(str(layout));
+          Pair x = floating ? make_both({33, 17}, dtype, 600, layout) : Pair{};
+          if (!floating) {
+            x.cpu = ts::zeros({33, 17}, {dtype});
+            x.gpu = ts::zeros({33, 17}, {dtype, kGpu});
+          }
+          ts::fill_(x.gpu, 2.25);
+          ts::fill_(x.cpu, 2.25);  // the CPU's rounding of the value is the reference
+          CHECK_CLOSE(x.gpu, ref_of(x.cpu).v, 0.0, 600);
+        }
+      } else if (v->op == OpId::arange) {
+        CHECK_CLOSE(ts::arange(0, 1000, 1, {dtype, kGpu}), ref_of(ts::arange(0, 1000, 1, {dtype})).v, 0.0, 0);
+        CHECK_CLOSE(ts::arange(-3.5, 7, 0.75, {dtype, kGpu}), ref_of(ts::arange(-3.5, 7, 0.75, {dtype})).v, 0.0, 0);
+      } else if (floating) {
+        for (const Dims& shape : {Dims{1}, Dims{7, 13}, Dims{100003}}) {
+          INFO(str(shape));
+          ts::manual_seed(42);
+          ts::rand({5}, {dtype, kGpu});  // draw once first: the generator's offset must advance alike
+          const Tensor got = v->op == OpId::rand ? ts::rand(shape, {dtype, kGpu}) : ts::randn(shape, {dtype, kGpu});
+          ts::manual_seed(42);
+          ts::rand({5}, {dtype});
+          const Tensor want = v->op == OpId::rand ? ts::rand(shape, {dtype}) : ts::randn(shape, {dtype});
+          // rand: bit for bit; randn: logf/cosf may differ from libm by an ulp
+          CHECK_CLOSE(got, ref_of(want).v, v->op == OpId::rand ? 0.0 : tolerance_for(dtype) / 10, 42);
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("cuda: every variant: copy_ device<->device, host<->device, strided, broadcast, converting") {
+  if (no_gpu()) return;
+  for (const Variant* v : cuda_variants({OpId::copy_})) {
+    ts::VariantOverride use(v->name);
+    const std::vector<Dims> shapes = {{1}, {7, 13}, {33, 65}, {3, 5, 17}};
+    const DType all[] = {DType::f32, DType::bf16, DType::f16, DType::b8, DType::i64};
+    uint64_t seed = 700;
+    for (size_t i = 0; i < shapes.size(); ++i) {
+      if (!runs(i)) continue;
+      for (DType from : kFloatDTypes) {
+        for (DType to : all) {
+          for (Layout layout : kLayouts) {
+            ++seed;
+            INFO(str(v->name), " ", str(shapes[i]), " ", str(from), " -> ", str(to), " ", str(layout));
+            const Pair src = make_both(shapes[i], from, seed, layout, 8.0);
+            Tensor want = ts::empty(shapes[i], {to});
+            ts::copy_(want, src.cpu);  // the CPU reference's conversion
+            const std::vector<double> w = want.to_vector<double>();
+            // device -> device, into a fresh contiguous tensor and into a transposed view
+            Tensor d1 = ts::empty(shapes[i], {to, kGpu});
+            ts::copy_(d1, src.gpu);
+            CHECK_CLOSE(d1, w, 0.0, seed);
+            if (shapes[i].size() >= 2) {
+              Dims swapped = shapes[i];
+              std::swap(swapped[swapped.size() - 1], swapped[swapped.size() - 2]);
+              Tensor buffer = ts::empty(swapped, {to, kGpu});
+              Tensor d2 = buffer.transpose(-1, -2);
+              ts::copy_(d2, src.gpu);
+              CHECK_CLOSE(d2, w, 0.0, seed);
+            }
+            // host -> device (a strided host source is staged) and device -> host
+            Tensor h2d = ts::empty(shapes[i], {to, kGpu});
+            ts::copy_(h2d, src.cpu);
+            CHECK_CLOSE(h2d, w, 0.0, seed);
+            Tensor d2h = ts::empty(shapes[i], {to});
+            ts::copy_(d2h, src.gpu);
+            CHECK_CLOSE(d2h, w, 0.0, seed);
+          }
+        }
+      }
+    }
+    // Broadcast source [N] -> [M, N], and into a non-contiguous host destination.
+    const Pair row = make_both({17}, DType::bf16, 777);
+    Tensor dst = ts::empty({9, 17}, {DType::f32, kGpu});
+    ts::copy_(dst, row.gpu);
+    Tensor want = ts::empty({9, 17}, {DType::f32});
+    ts::copy_(want, row.cpu);
+    CHECK_CLOSE(dst, want.to_vector<double>(), 0.0, 777);
+    Tensor host_buffer = ts::zeros({17, 9});
+    Tensor host_view = host_buffer.t();
+    ts::copy_(host_view, dst);
+    CHECK_CLOSE(host_view, want.to_vector<double>(), 0.0, 777);
+    // to(): device moves and dtype changes through copy_
+    const Pair x = make_both({5, 6}, DType::f32, 778, Layout::transposed);
+    CHECK_CLOSE(x.gpu.to(DType::bf16).to(ts::kCPU), ref_of(x.cpu.to(DType::bf16)).v, 0.0, 778);
+    CHECK(x.gpu.clone().is_contiguous());
+    CHECK_CLOSE(x.gpu.contiguous(), ref_of(x.cpu).v, 0.0, 778);
+  }
+}
+
+// ---- matrix products ---------------------------------------------------------------------------------
+
+namespace {
+
+struct Mnk {
+  int64_t M, N, K;
+};
+// 1, primes, one off the 16- and 32-wide tiles, a zero K.
+const std::vector<Mnk> kMnk = {{1, 1, 1},   {7, 5, 13},   {31, 17, 33}, {64, 64, 64}, {33, 65, 127},
+                               {1, 3, 257}, {17, 15, 1},  {96, 128, 48}, {5, 7, 0}};
+
+Ref ref_addmm(const Ref& c, const Ref& a, const Ref& b, double beta, double alpha) {
+  return ref_binary(c, ref_matmul(a, b), [=](double cv, double p) { return (beta == 0 ? 0 : beta * cv) + alpha * p; });
+}
+
+// Layouts for the two operands: (a, b). "stepped" and "expanded" have strides no
+// GEMM library reads directly (the cuBLAS rung copies them), the others are read in place.
+const std::pair<Layout, Layout> kOperandLayouts[] = {{Layout::contiguous, Layout::contiguous},
+                                                     {Layout::transposed, Layout::contiguous},
+                                                     {Layout::contiguous, Layout::transposed},
+                                                     {Layout::transposed, Layout::transposed},
+                                                     {Layout::stepped, Layout::expanded}};
+
+bool supported(const Variant& v, const std::function<Tensor()>& run, Tensor& out) {
+  try {
+    out = run();
+    return true;
+  } catch (const ts::Error& e) {
+    if (std::string(e.what()).find("cannot run this call") == std::string::npos) throw;
+    MESSAGE(std::string(v.name), " declines: ", std::string(e.what()));
+    return false;
+  }
+}
+
+}  // namespace
+
+TEST_CASE("cuda: every variant: mm, bmm and addmm (naive, tiled, cuBLAS) over shapes, t() views, strides") {
+  if (no_gpu()) return;
+  for (const Variant* v : cuda_variants({OpId::mm, OpId::bmm, OpId::addmm})) {
+    ts::VariantOverride use(v->name);
+    for (DType dtype : kFloatDTypes) {
+      uint64_t seed = 800;
+      for (size_t i = 0; i < kMnk.size(); ++i) {
+        if (!runs(i)) continue;
+        const auto [M, N, K] = kMnk[i];
+        for (const auto& [la, lb] : kOperandLayouts) {
+          ++seed;
+          INFO(str(v->name), " ", str(dtype), " M=", M, " N=", N, " K=", K, " a ", str(la), " b ", str(lb));
+          if (v->op == OpId::mm) {
+            const Pair a = make_both({M, K}, dtype, seed, la), b = make_both({K, N}, dtype, seed + 1, lb);
+            Tensor got;
+            if (!supported(*v, [&] { return ts::mm(a.gpu, b.gpu); }, got)) continue;
+            CHECK_GPU(got, ref_matmul(ref_of(a.cpu), ref_of(b.cpu)), dtype, seed);
+          } else if (v->op == OpId::bmm) {
+            const int64_t B = 3;
+            const Pair a = make_both({B, M, K}, dtype, seed, la), b = make_both({B, K, N}, dtype, seed + 1, lb);
+            Tensor got;
+            if (!supported(*v, [&] { return ts::bmm(a.gpu, b.gpu); }, got)) continue;
+            CHECK_GPU(got, ref_matmul(ref_of(a.cpu), ref_of(b.cpu)), dtype, seed);
+          } else {
+            const Pair a = make_both({M, K}, dtype, seed, la), b = make_both({K, N}, dtype, seed + 1, lb);
+            // c as a bias row (the epilogue), a full matrix (C with beta), a column and a 0-d scalar (materialized)
+            const std::pair<Dims, std::pair<double, double>> cs[] = {
+                {{N}, {1, 1}}, {{M, N}, {1, 1}}, {{M, N}, {0.5, 2}}, {{M, 1}, {1, 1}}, {{}, {1, -1}}, {{N}, {0, 1}}};
+            for (const auto& [cshape, ab] : cs) {
+              const auto [beta, alpha] = ab;
+              INFO("c ", str(cshape), " beta ", beta, " alpha ", alpha);
+              const Pair c = make_both(cshape, dtype, seed + 2, Layout::contiguous, 1, [&](Tensor& t) {
+                if (beta == 0) ts::fill_(t, NAN);  // beta = 0 must ignore c entirely
+              });
+              Tensor got;
+              if (!supported(*v, [&] { return ts::addmm(c.gpu, a.gpu, b.gpu, beta, alpha); }, got)) continue;
+              CHECK_GPU(got, ref_addmm(ref_of(c.cpu), ref_of(a.cpu), ref_of(b.cpu), beta, alpha), dtype, seed);
+            }
+          }
+        }
+      }
+      if (v->op == OpId::mm && dtype == DType::bf16 && !quick()) {  // more row blocks than a grid's y holds (65535)
+        const int64_t M = 70000 * 32 + 5;
+        INFO(str(v->name), " tall M=", M);
+        const Pair a = make_both({M, 2}, dtype, 850), b = make_both({2, 3}, dtype, 851);
+        CHECK_GPU(ts::mm(a.gpu, b.gpu), ref_matmul(ref_of(a.cpu), ref_of(b.cpu)), dtype, 850);
+      }
+    }
+  }
+}
+
+TEST_CASE("cuda: cuBLAS f32 GEMMs are full f32 unless TF32 is allowed") {
+  if (no_gpu()) return;
+  const Pair a = make_both({256, 512}, DType::f32, 900), b = make_both({512, 384}, DType::f32, 901);
+  const Ref want = ref_matmul(ref_of(a.cpu), ref_of(b.cpu));
+  ts::VariantOverride use("mm/cuda/cublas");
+  CHECK_FALSE(ts::cuda::allow_tf32());
+  const Comparison off = compare(ts::mm(a.gpu, b.gpu), want.v, 1e-5, 900);
+  CHECK_MESSAGE(off.ok, off.report);
+  ts::cuda::set_allow_tf32(true);
+  const Comparison on = compare(ts::mm(a.gpu, b.gpu), want.v, 5e-3, 900);
+  ts::cuda::set_allow_tf32(false);
+  CHECK_MESSAGE(on.ok, on.report);
+  MESSAGE("f32 GEMM, TF32 off: ", off.report, "\nTF32 on: ", on.report);
+}
+
+// ---- composites on CUDA, through the default (best) rungs ---------------------------------------------------
+
+TEST_CASE("cuda: composites run on the GPU: linear, matmul, masked_fill, attention") {
+  if (no_gpu()) return;
+  for (DType dtype : kFloatDTypes) {
+    INFO(str(dtype));
+    const Pair x = make_both({4, 6, 32}, dtype, 1000), w = make_both({24, 32}, dtype, 1001);
+    const Pair bias = make_both({24}, dtype, 1002);
+    const Ref want = ref_binary(ref_matmul(ref_of(x.cpu), ref_transpose_last2(ref_of(w.cpu))), ref_of(bias.cpu),
+                                [](double p, double b) { return p + b; });
+    CHECK_GPU(ts::linear(x.gpu, w.gpu, bias.gpu), want, dtype, 1000);
+    const Pair y = make_both({2, 1, 32, 5}, dtype, 1003);
+    CHECK_GPU(ts::matmul(x.gpu, y.gpu), ref_matmul(ref_of(x.cpu), ref_of(y.cpu)), dtype, 1003);
+
+    const Pair q = make_both({2, 3, 17, 16}, dtype, 1004), k = make_both({2, 3, 17, 16}, dtype, 1005),
+               v = make_both({2, 3, 17, 8}, dtype, 1006);
+    const Tensor out = ts::scaled_dot_product_attention(q.gpu, k.gpu, v.gpu, {}, /*is_causal=*/true);
+    CHECK(out.device() == kGpu);
+    // scores, probabilities and output are each rounded to dtype: twice the one-op tolerance
+    CHECK_CLOSE(out, ref_sdpa(ref_of(q.cpu), ref_of(k.cpu), ref_of(v.cpu), nullptr, false, true).v,
+                2 * tolerance_for(dtype), 1004);
+  }
+}
+
+// Last: every cuda variant of the registry was exercised by a case above.
+TEST_CASE("cuda: zz every registered cuda variant has a checker") {
+  if (no_gpu()) return;
+  if (quick() || checked().empty()) {
+    MESSAGE("skipped: runs only after the full set of cuda variant cases (not under -tc filters or quick mode)");
+    return;
+  }
+  for (const Variant& v : ts::all_variants())
+    if (v.device == ts::VariantDevice::cuda) CHECK_MESSAGE(checked().count(v.name) == 1, std::string(v.name), " is never tested");
+}

@@ -1,0 +1,186 @@
+// tutorials/01_matmul_add.cpp: the series' part 1: profile fn(x, w, b) = add(matmul(x, w), b).
+//
+// The two artifacts of a profile: the table (what took time) and the trace
+// (when, and why). The profiler runs the schedule wait=1, warmup=1, active=N:
+// steps 0 and 1 are not recorded, ProfilerStep#2.. are. Each step is
+//   ProfilerStep#N > matmul_add (a user annotation) > ts::matmul > ts::mm,
+// then ts::add; with --batched the GEMM is ts::bmm, with --fused it is one
+// ts::addmm whose epilogue adds the bias. At size 64 the host-side cost of
+// dispatching dominates (overhead-bound); at 4096 the GEMM does (compute-bound).
+// Without --warmup the first recorded step pays the first-use costs.
+//
+// Writes traces/01_matmul_add/<size>_<dtype>_<cold|warm>_<eager|fused>.{json,txt}
+// (relative to the current directory); open the .json in ui.perfetto.dev.
+//
+// Run: ./build/dev/tutorials/01_matmul_add [--size 64] [--dtype bf16|f16|f32] [--warmup 0]
+//          [--batched] [--fused] [--active 3] [--device cpu|cuda]
+#include <CLI/CLI.hpp>
+#include <fmt/core.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <vector>
+
+#include "ops/ops.h"
+#include "profiler/profiler.h"
+#include "tensor/cuda_device.h"
+
+namespace {
+
+namespace prof = ts::profiler;
+
+constexpr int64_t kBatch = 4;  // --batched: x and w are [4, N, N]
+
+struct Flags {
+  int64_t size = 64;
+  std::string dtype = "bf16";
+  int warmup = 0;
+  bool batched = false;
+  bool fused = false;
+  int active = 3;
+  std::string device = ts::cuda::is_available() ? "cuda" : "cpu";
+  std::string out_dir = "traces/01_matmul_add";
+};
+
+void print_expectations(const Flags& f, const ts::Device& device) {
+  const double flop = 2.0 * static_cast<double>(f.size) * static_cast<double>(f.size) * static_cast<double>(f.size) *
+                      (f.batched ? kBatch : 1);
+  const char* gemm = f.fused ? "ts::addmm" : f.batched ? "ts::bmm" : "ts::mm";
+  fmt::print("Guess first, then look:\n");
+  fmt::print("  - schedule wait=1, warmup=1, active={}: steps 0 and 1 run unrecorded; the table and the\n"
+             "    trace hold ProfilerStep#2..#{} ({} calls of every row, folded as ProfilerStep*).\n",
+             f.active, 1 + f.active, f.active);
+  if (f.fused) {
+    fmt::print("  - each step: ProfilerStep#N > matmul_add > ts::addmm. One op: the bias add happens in the\n"
+               "    GEMM's epilogue, so there is no ts::add row (and no copy of the bias first).\n");
+  } else {
+    fmt::print("  - each step: ProfilerStep#N > matmul_add > ts::matmul > {}, then ts::add. ts::matmul only\n"
+               "    dispatches: its Self CPU is small, its CPU total holds {}.{}\n",
+               gemm, gemm, f.batched ? " 3-D inputs take the bmm path." : "");
+  }
+  const std::string work = flop >= 1e9 ? fmt::format("{:.1f} GFLOP", flop / 1e9) : fmt::format("{:.2f} MFLOP", flop / 1e6);
+  if (f.size <= 256) {
+    fmt::print("  - one GEMM is {}: tiny. Dispatch and bookkeeping on the host cost as much as the math\n"
+               "    (overhead-bound); on a GPU, CPU time would dwarf CUDA time and the GPU would sit idle.\n",
+               work);
+  } else if (device.is_cpu()) {
+    fmt::print("  - one GEMM is {}: the math dominates (compute-bound). On the CPU it runs inside {},\n"
+               "    so its Self CPU is nearly all of the total.\n",
+               work, gemm);
+  } else {
+    fmt::print("  - one GEMM is {}: the GEMM kernel dominates CUDA time (compute-bound) while {}'s\n"
+               "    Self CPU stays a few microseconds: launching is cheap, waiting is not.\n",
+               work, gemm);
+  }
+  fmt::print("  - {}: {}\n\n", f.warmup > 0 ? "warm" : "cold",
+             f.warmup > 0 ? "first-use costs were paid before profiling; the steps look alike."
+                          : "no warm-up iterations; only the schedule's two unrecorded steps came first.");
+}
+
+// Largest error of out against a float64 reference, relative to the size of the terms
+// (sum of |x*w| + |b|) so that one bound fits every dtype and size. Checks every
+// element of small results and 512 scattered ones of large results.
+double worst_error(const ts::Tensor& x, const ts::Tensor& w, const ts::Tensor& b, const ts::Tensor& out, int64_t n,
+                   int64_t batches) {
+  const std::vector<float> xv = x.to_vector<float>(), wv = w.to_vector<float>(), bv = b.to_vector<float>();
+  const std::vector<float> ov = out.to_vector<float>();
+  const int64_t elements = batches * n * n;
+  const int64_t checks = elements <= (1 << 18) ? elements : 512;
+  double worst = 0;
+  for (int64_t c = 0; c < checks; ++c) {
+    const int64_t at = checks == elements ? c : (c * 2654435761LL) % elements;
+    const int64_t batch = at / (n * n), i = (at / n) % n, j = at % n;
+    double ref = bv[static_cast<size_t>(j)], scale = std::abs(ref);
+    for (int64_t k = 0; k < n; ++k) {
+      const double term = static_cast<double>(xv[static_cast<size_t>((batch * n + i) * n + k)]) *
+                          wv[static_cast<size_t>((batch * n + k) * n + j)];
+      ref += term;
+      scale += std::abs(term);
+    }
+    worst = std::max(worst, std::abs(ov[static_cast<size_t>(at)] - ref) / std::max(scale, 1e-30));
+  }
+  return worst;
+}
+
+int run(const Flags& f) {
+  const ts::Device device = ts::Device::parse(f.device);
+  ts::check_device_available(device, "01_matmul_add");
+  TS_CHECK(!(f.fused && f.batched), "01_matmul_add: --fused runs addmm, which takes 2-D inputs; drop --batched");
+  const ts::DType dtype = ts::parse_dtype(f.dtype);
+  const int64_t n = f.size;
+  const std::string variant = fmt::format("{}_{}_{}_{}{}", n, f.dtype, f.warmup > 0 ? "warm" : "cold",
+                                          f.fused ? "fused" : "eager", f.batched ? "_batched" : "");
+  fmt::print("== Tutorial 01: add(matmul(x, w), b)  size {}  {}  {}  {}\n\n", n, f.dtype, device.str(), variant);
+  print_expectations(f, device);
+
+  ts::manual_seed(0);
+  const ts::Dims shape = f.batched ? ts::Dims{kBatch, n, n} : ts::Dims{n, n};
+  const ts::Tensor x = ts::randn(shape, {dtype, device});
+  const ts::Tensor w = ts::randn(shape, {dtype, device});
+  const ts::Tensor b = ts::randn({n}, {dtype, device});
+  const auto fn = [&] {
+    prof::RecordFunction scope("matmul_add");
+    return f.fused ? ts::addmm(b, x, w) : ts::add(ts::matmul(x, w), b);
+  };
+  for (int i = 0; i < f.warmup; ++i) fn();
+
+  std::filesystem::create_directories(f.out_dir);
+  const std::string json_path = fmt::format("{}/{}.json", f.out_dir, variant);
+  const std::string txt_path = fmt::format("{}/{}.txt", f.out_dir, variant);
+
+  prof::ProfilerConfig config;
+  if (device.is_cuda()) config.activities.push_back(prof::Activity::CUDA);
+  config.schedule = prof::schedule(/*wait=*/1, /*warmup=*/1, /*active=*/f.active, /*repeat=*/1);
+  config.record_shapes = true;
+  config.on_trace_ready = [&](prof::Profiler& p) { p.export_chrome_trace(json_path); };
+  prof::Profiler profiler(config);
+  ts::Tensor y;
+  {
+    prof::ProfilerGuard guard(profiler);
+    for (int step = 0; step < 2 + f.active; ++step) {
+      y = fn();
+      profiler.step();
+    }
+  }
+
+  // Sorted by device time when a GPU ran, else by CPU time: the expensive rows first.
+  bool device_ran = false;
+  const prof::EventList averages = profiler.key_averages();
+  for (const prof::KeyAverage& row : averages.rows) device_ran = device_ran || row.self_device_time_total_ns > 0;
+  const std::string table = averages.table(device_ran ? "cuda_time_total" : "cpu_time_total", 20);
+  fmt::print("{}\n", table);
+  std::ofstream(txt_path) << table;
+  fmt::print("wrote {} (open it in https://ui.perfetto.dev or chrome://tracing)\n      {}\n\n", json_path, txt_path);
+
+  const double error = worst_error(x, w, b, y, n, f.batched ? kBatch : 1);
+  const double tolerance = dtype == ts::DType::bf16 ? 1e-2 : dtype == ts::DType::f16 ? 2e-3 : 1e-4;
+  const bool ok = error <= tolerance;
+  fmt::print("check against a float64 reference: {} (worst error {:.2e} of the terms' magnitude, tolerance {:.0e})\n",
+             ok ? "OK" : "FAILED", error, tolerance);
+  return ok ? 0 : 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Flags f;
+  CLI::App app{"Tutorial 01: profile add(matmul(x, w), b): the table and the trace"};
+  app.add_option("--size", f.size, "N: x and w are [N, N] (default 64; the series uses 64 and 4096)")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--dtype", f.dtype, "bf16, f16 or f32")->check(CLI::IsMember({"bf16", "f16", "f32"}));
+  app.add_option("--warmup", f.warmup, "iterations run before profiling (0: a cold start)")
+      ->check(CLI::NonNegativeNumber);
+  app.add_flag("--batched", f.batched, "3-D inputs [4, N, N]: matmul dispatches to bmm");
+  app.add_flag("--fused", f.fused, "one addmm(b, x, w) instead of matmul + add");
+  app.add_option("--active", f.active, "recorded steps (default 3)")->check(CLI::PositiveNumber);
+  app.add_option("--device", f.device, "cpu or cuda (default: cuda when a GPU is present)");
+  app.add_option("--out-dir", f.out_dir, "where the .json and .txt go (default traces/01_matmul_add)");
+  CLI11_PARSE(app, argc, argv);
+  try {
+    return run(f);
+  } catch (const ts::Error& e) {
+    fmt::print(stderr, "error: {}\n", e.what());
+    return 1;
+  }
+}
