@@ -126,6 +126,36 @@ void add_gpu_entries(std::vector<Entry>& list) {
                     return Result{"cuda/raw_launch", us, "us", ""};
                   },
                   true});
+  // The same loops while the profiler records CPU and CUDA activity (CUPTI's kernel, runtime,
+  // driver and correlation records): what recording costs a launch, and what it costs an op.
+  list.push_back({"cuda/raw_launch_cupti", "cuda/raw_launch while CUPTI records (4.3-5.8 us on our H200)",
+                  [] {
+                    ts::cuda::set_device(0);
+                    ts::profiler::ProfilerConfig config;
+                    config.activities = {ts::profiler::Activity::CPU, ts::profiler::Activity::CUDA};
+                    ts::profiler::Profiler profiler(config);
+                    profiler.start();
+                    const double us = median_us_per_call([] { ts::bench::launch_empty_kernel(); }, 2000, 51, sync);
+                    profiler.stop();
+                    return Result{"cuda/raw_launch_cupti", us, "us", ""};
+                  },
+                  true});
+  list.push_back({"profiler/cuda/add_1elem_profiled",
+                  "ts::add of 1-element bf16 while recording CPU + CUDA; target <= 1.0 us above raw_launch_cupti "
+                  "(PyTorch: 11.7 us)",
+                  [gpu] {
+                    const ts::Tensor a = ts::randn({1}, {ts::DType::bf16, gpu}), b = ts::randn({1}, {ts::DType::bf16, gpu});
+                    ts::Tensor sink;
+                    ts::profiler::ProfilerConfig config;
+                    config.activities = {ts::profiler::Activity::CPU, ts::profiler::Activity::CUDA};
+                    config.max_events_per_thread = 2'000'000;
+                    ts::profiler::Profiler profiler(config);
+                    profiler.start();
+                    const double us = median_us_per_call([&] { sink = ts::add(a, b); }, 2000, 51, sync);
+                    profiler.stop();
+                    return Result{"profiler/cuda/add_1elem_profiled", us, "us", ""};
+                  },
+                  true});
   list.push_back({"dispatch/cuda/add_1elem", "ts::add of 1-element bf16 tensors, CPU side; target <= 1.15x raw_launch",
                   [gpu] {
                     const ts::Tensor a = ts::randn({1}, {ts::DType::bf16, gpu}), b = ts::randn({1}, {ts::DType::bf16, gpu});

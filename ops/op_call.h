@@ -24,7 +24,7 @@ namespace ts {
   X(add) X(sub) X(mul) X(div) X(neg) X(exp) X(tanh) X(gelu) X(relu)                                                \
   X(softmax) X(_safe_softmax) X(masked_fill) X(masked_fill_) X(where) X(triu) X(tril)                              \
   X(sum) X(max)                                                                                                    \
-  X(mm) X(bmm) X(matmul) X(addmm) X(linear) X(scaled_dot_product_attention)
+  X(mm) X(bmm) X(matmul) X(addmm) X(linear) X(geglu) X(scaled_dot_product_attention)
 
 enum class OpId : uint16_t {
 #define TS_OP_ENUM(name) name,

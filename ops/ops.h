@@ -125,6 +125,10 @@ void set_allow_tf32(bool allow);
 bool allow_tf32();
 }  // namespace cuda
 
+// ---- fused elementwise ---------------------------------------------------------------------
+// gelu_tanh(gate) * up in one pass (the GeGLU MLP's middle); gate and up [*, H], equal shapes, any strides.
+Tensor geglu(const Tensor& gate, const Tensor& up, Where loc = Where::current());
+
 // ---- attention -----------------------------------------------------------------------------
 // softmax(q k^T * scale + mask) v; q [*, S, D], k [*, L, D], v [*, L, Dv].
 // attn_mask: bool (true = keep) or float (added), broadcastable to [*, S, L]; undefined for none.

@@ -105,6 +105,9 @@ const Variant kVariants[] = {
   {"addmm/cuda/tiled",              OpId::addmm,           cuda,  3, "32x32 shared-memory tiles: each load reused 32 times",          nullptr,               addmm_cuda_tiled,       addmm_cost},
   {"addmm/cuda/cublas",             OpId::addmm,           cuda,  4, "cuBLASLt; t() read in place; bias epilogue, C as beta=1",       gemm_cuda_cublas_supports, addmm_cuda_cublas,      addmm_cost},
   {"linear/any/composite",          OpId::linear,          any,   0, "t(W) view + addmm (bias) or matmul (no bias)",                   nullptr,               linear_composite,       nullptr},
+  // ---- fused elementwise
+  {"geglu/cpu/ref",                 OpId::geglu,           cpu,   0, "gelu_tanh(gate) * up in one strided loop, f32",                  nullptr,               geglu_cpu_ref,          geglu_cost},
+  {"geglu/cuda/fused",              OpId::geglu,           cuda,  1, "one pass, 16-byte packs: the gelu result never touches memory",  nullptr,               geglu_cuda_fused,       geglu_cost},
   // ---- attention
   {"scaled_dot_product_attention/any/math", OpId::scaled_dot_product_attention, any, 0,
                                                                      "matmul, scale, mask, safe softmax, matmul: the [S, L] scores in memory", nullptr,  sdpa_math_composite,    sdpa_cost},

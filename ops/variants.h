@@ -122,6 +122,11 @@ Cost mm_cost(const OpCall& call);
 Cost bmm_cost(const OpCall& call);
 Cost addmm_cost(const OpCall& call);
 
+// geglu/  (geglu.cpp, geglu_cpu_ref.cpp, geglu_cuda_fused.cu)
+void geglu_cpu_ref(OpCall& call);
+void geglu_cuda_fused(OpCall& call);
+Cost geglu_cost(const OpCall& call);
+
 // attention/  (attention.cpp)
 void sdpa_math_composite(OpCall& call);
 Cost sdpa_cost(const OpCall& call);

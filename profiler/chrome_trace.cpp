@@ -121,6 +121,19 @@ class Writer {
     if (r_.with_stack) put(out_, "  \"with_stack\": 1,\n");
     if (r_.with_flops) put(out_, "  \"with_flops\": 1,\n");
     fmt::format_to(std::back_inserter(out_), "  \"dropped_events\": {},\n", r_.dropped_events);
+    if (r_.use_cuda) {  // where the CUDA side came from, its clock, and what is missing from it
+      const DeviceActivityInfo& d = r_.device_activity;
+      put(out_, "  \"cuda_activity\": {\"source\": ");
+      put_string(out_, d.source.empty() ? "none" : d.source);
+      put(out_, ", \"clock\": ");
+      put_string(out_, d.clock);
+      put(out_, ", \"error\": ");
+      put_string(out_, d.error);
+      fmt::format_to(std::back_inserter(out_),
+                     ", \"cupti_dropped_records\": {}, \"buffers_refused\": {}, \"launch_order_violations\": {}, "
+                     "\"unmatched_records\": {}}},\n",
+                     d.cupti_dropped_records, d.buffers_refused, d.launch_order_violations, d.unmatched_records);
+    }
     fmt::format_to(std::back_inserter(out_), "  \"displayTimeUnit\": \"ms\",\n  \"baseTimeNanoseconds\": {},\n",
                    base_);
     put(out_, "  \"traceEvents\": [\n");
@@ -160,6 +173,10 @@ class Writer {
       streams.insert({e.device, e.stream});
     }
     for (int gpu : gpus) process(gpu, r_.process_name, fmt::format("GPU {}", gpu), 5000000 + gpu, ts);
+    if (std::any_of(r_.events.begin(), r_.events.end(), [](const Event& e) { return e.kind == EventKind::overhead; })) {
+      process(-1, "CUPTI overhead", "profiler overhead", 6000000, ts);  // never an op's time
+      thread(-1, 0, "CUPTI overhead", 0, ts);
+    }
     for (const auto& [gpu, stream] : streams) thread(gpu, stream, fmt::format("stream {} ", stream), stream, ts);
     for (const ThreadInfo& t : r_.threads)
       thread(r_.pid, t.tid, fmt::format("thread {} ({})", t.tid, t.name.empty() ? r_.process_name : t.name), t.tid, ts);
@@ -242,6 +259,11 @@ class Writer {
                        e.device, e.stream, e.correlation, k.registers_per_thread, k.shared_memory, k.blocks_per_sm,
                        k.warps_per_sm, k.grid[0], k.grid[1], k.grid[2], k.block[0], k.block[1], k.block[2],
                        k.occupancy_percent);
+        if (!e.mangled_name.empty() && e.mangled_name != e.name) {
+          put(out_, ", \"mangled name\": ");
+          put_string(out_, e.mangled_name);
+        }
+        if (e.correlation == 0) put(out_, ", \"timing\": \"cuda_events\"");  // CUPTI fallback (cuda_event_fallback.h)
         break;
       }
       case EventKind::memcpy:

@@ -5,8 +5,11 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <nvtx3/nvToolsExt.h>
+
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <fstream>
 #include <mutex>
 #include <numeric>
@@ -21,13 +24,24 @@
 
 namespace ts::profiler {
 
+namespace {
+// TS_NVTX=1: every op pushes an NVTX range (read once; no CUDA is touched for it).
+const bool g_nvtx = [] {
+  const char* v = std::getenv("TS_NVTX");
+  return v != nullptr && std::string_view(v) == "1";
+}();
+}  // namespace
+
 namespace detail {
-std::atomic<bool> recording{false};
+std::atomic<bool> recording{g_nvtx};
 }  // namespace detail
 
 namespace {
 std::atomic<DeviceActivitySource*> g_device_source{nullptr};
+std::atomic<const detail::CorrelationHooks*> g_correlation_hooks{nullptr};
 }  // namespace
+
+void detail::set_correlation_hooks(const CorrelationHooks* hooks) { g_correlation_hooks.store(hooks); }
 
 void set_device_activity_source(DeviceActivitySource* source) { g_device_source.store(source); }
 DeviceActivitySource* device_activity_source() { return g_device_source.load(); }
@@ -284,13 +298,18 @@ void append_events(ThreadBuffer& b, const TickConverter& clock, int64_t stop_ns,
 }  // namespace
 
 ScopeToken op_begin(const OpCall& call) {
+  ScopeToken none;
+  if (g_nvtx) [[unlikely]] {
+    nvtxRangePushA(op_name(call.op));
+    none = {kNvtxOnly, -1, false, true};
+  }
   ThreadBuffer* b = this_thread_buffer();
-  if (b == nullptr) return {};
+  if (b == nullptr) return none;
   std::lock_guard lock(b->mutex);
-  if (b->closed) return {};
+  if (b->closed) return none;
   int32_t index = 0;
   RawScope* s = append_scope(*b, &index);
-  if (s == nullptr) return {};
+  if (s == nullptr) return none;
   s->kind = EventKind::cpu_op;
   s->name = op_name(call.op);
   s->id = g_next_id.fetch_add(1, std::memory_order_relaxed);
@@ -311,12 +330,21 @@ ScopeToken op_begin(const OpCall& call) {
     }
   }
   b->open.push_back(index);
+  bool correlated = false;
+  if (b->config.use_cuda) [[unlikely]] {
+    if (const CorrelationHooks* hooks = g_correlation_hooks.load(std::memory_order_acquire)) {
+      hooks->push(0, s->id);
+      correlated = true;
+    }
+  }
   s->start = now_ticks();  // last: the bookkeeping above is not charged to the op
-  return {b->session, index};
+  return {b->session, index, correlated, none.nvtx};
 }
 
 void op_end(const OpCall& call, ScopeToken token) {
   const int64_t end = now_ticks();  // first: the bookkeeping below is not charged to the op
+  if (token.correlated) [[unlikely]] g_correlation_hooks.load(std::memory_order_acquire)->pop(0);
+  if (token.nvtx) [[unlikely]] nvtxRangePop();
   if (tl_session != token.session) return;  // the session that saw the op begin is over
   ThreadBuffer& b = *tl_buffer;
   std::lock_guard lock(b.mutex);
@@ -347,14 +375,23 @@ AnnotationHandle annotation_begin(EventKind kind, std::string_view name, const s
     s->has_loc = true;
   }
   b->open.push_back(index);
+  bool correlated = false;
+  if (b->config.use_cuda) {
+    if (const CorrelationHooks* hooks = g_correlation_hooks.load(std::memory_order_acquire)) {
+      hooks->push(1, s->id);
+      correlated = true;
+    }
+  }
   s->start = now_ticks();
-  return {tl_buffer, index};
+  return {tl_buffer, index, correlated};
 }
 
 bool annotation_end(AnnotationHandle& handle) {
   const int64_t end = now_ticks();
   if (handle.buffer == nullptr) return true;
   ThreadBuffer& b = *handle.buffer;
+  // CUPTI's id stacks are per thread: pop only on the thread that pushed.
+  if (handle.correlated && b.tid == os_thread_id()) g_correlation_hooks.load(std::memory_order_acquire)->pop(1);
   bool innermost = true;
   {
     std::lock_guard lock(b.mutex);
@@ -396,7 +433,7 @@ Recording stop_session() {
   {
     std::lock_guard lock(g_session_mutex);
     if (g_session.id == 0) return {};
-    recording.store(false, std::memory_order_relaxed);
+    recording.store(g_nvtx, std::memory_order_relaxed);
     g_active_session.store(0, std::memory_order_release);
     if (g_session.config.profile_memory) set_memory_observer(nullptr);
     session = std::move(g_session);

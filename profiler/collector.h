@@ -51,6 +51,9 @@ class DeviceActivitySource {
   virtual ~DeviceActivitySource() = default;
   virtual void prepare() = 0;
   virtual void start() = 0;
+  // Called just before the CPU side stops (the window's last moment): CUPTI's
+  // source synchronizes the device here, so the trace shows the wait, as in PyTorch.
+  virtual void end_window() {}
   virtual void stop(Recording& recording) = 0;
 };
 // Installs (or with nullptr removes) the source used when CUDA activity is asked for.
@@ -58,6 +61,17 @@ void set_device_activity_source(DeviceActivitySource* source);
 DeviceActivitySource* device_activity_source();
 
 namespace detail {
+
+// How ops and user scopes tell the device source who launched what: each op
+// pushes its External id on entry and pops it on exit (kind 0), user scopes
+// on kind 1; CUPTI stamps every launch with the ids on top (innermost). The
+// device source installs these while it records; ops call them only in a
+// session that asked for CUDA activity.
+struct CorrelationHooks {
+  void (*push)(int kind, uint64_t id);
+  void (*pop)(int kind);
+};
+void set_correlation_hooks(const CorrelationHooks* hooks);
 
 struct SessionConfig {
   bool record_shapes = false;
@@ -82,6 +96,7 @@ struct ThreadBuffer;
 struct AnnotationHandle {
   std::shared_ptr<ThreadBuffer> buffer;  // null: nothing was recorded
   int32_t index = -1;
+  bool correlated = false;  // pushed its id on kind 1 (popped by annotation_end on the same thread)
 };
 AnnotationHandle annotation_begin(EventKind kind, std::string_view name, const std::source_location* loc);
 // Returns false when scopes opened after this one are still open (the trace

@@ -131,6 +131,7 @@ struct Event {
   uint64_t correlation = 0;  // CUPTI correlation id: launch call <-> GPU work
   int cbid = 0;              // CUPTI callback id of a runtime/driver call (211: cudaLaunchKernel)
   KernelInfo kernel_info;
+  std::string_view mangled_name;  // kernel: the name as the binary has it (`name` is demangled)
   // memcpy/memset: bytes moved are in `bytes` above.
 
   int64_t duration_ns() const { return end_ns - start_ns; }
@@ -155,6 +156,17 @@ struct DeviceProperties {  // one GPU, as the trace's "deviceProperties" lists i
   int64_t shared_mem_per_block_optin = 0, shared_mem_per_multiprocessor = 0;
 };
 
+// Where the CUDA side of a recording came from and how much of it is missing.
+struct DeviceActivityInfo {
+  std::string source;  // "cupti", "cuda_events" (per-op CUDA-event timing: CUPTI could not start), "" (none)
+  std::string clock;   // how CUDA timestamps were put on the CPU events' clock
+  std::string error;   // why CUPTI could not start ("" when it did)
+  int64_t cupti_dropped_records = 0;   // CUPTI's own count (cuptiActivityGetNumDroppedRecords)
+  int64_t buffers_refused = 0;         // buffer requests our bounded pool could not serve (records lost)
+  int64_t launch_order_violations = 0; // GPU work that starts before its launch call began (clock skew)
+  int64_t unmatched_records = 0;       // GPU work whose launch call was not recorded
+};
+
 struct Recording {
   std::vector<Event> events;  // sorted by (start, -end); parents come before their children
   std::vector<ThreadInfo> threads;
@@ -166,6 +178,7 @@ struct Recording {
   int64_t dropped_events = 0;                      // scopes not recorded because a buffer was full
   size_t max_events_per_thread = 0;
   bool use_cuda = false;  // CUDA activity was asked for: the table may show CUDA columns
+  DeviceActivityInfo device_activity;
   bool record_shapes = false, profile_memory = false, with_stack = false, with_flops = false;
 };
 

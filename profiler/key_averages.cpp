@@ -162,6 +162,7 @@ EventList key_averages(const Recording& recording, bool group_by_input_shape, in
   list.profile_memory = recording.profile_memory;
   list.with_flops = recording.with_flops;
   list.dropped_events = recording.dropped_events;
+  list.device_activity = recording.device_activity;
   list.max_events_per_thread = recording.max_events_per_thread;
 
   std::unordered_map<std::string, size_t> row_of;
@@ -467,6 +468,18 @@ std::string EventList::table(const TableOptions& o) const {
     out += fmt::format("Dropped events: {} (a thread's buffer reached max_events_per_thread = {}; those scopes are "
                        "missing above)\n",
                        dropped_events, max_events_per_thread);
+  // Lines PyTorch does not print: only when the CUDA side is not the whole story.
+  const DeviceActivityInfo& d = device_activity;
+  if (use_device && d.source == "cuda_events")
+    out += fmt::format("CUDA time: per-op CUDA-event timing, not CUPTI ({}); ops with child ops get none of "
+                       "their own\n",
+                       d.error);
+  if (use_device && d.source.empty() && !d.error.empty()) out += fmt::format("CUDA activity: not recorded ({})\n", d.error);
+  if (d.cupti_dropped_records > 0 || d.buffers_refused > 0)
+    out += fmt::format("Dropped CUDA records: {} by CUPTI, {} buffer requests refused (pool of 32 x 4 MiB full)\n",
+                       d.cupti_dropped_records, d.buffers_refused);
+  if (d.launch_order_violations > 0)
+    out += fmt::format("Clock: {} GPU activities start before their launch call began\n", d.launch_order_violations);
   return out;
 }
 

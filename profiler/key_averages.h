@@ -71,6 +71,7 @@ class EventList {
   bool with_flops = false;
   int64_t dropped_events = 0;
   size_t max_events_per_thread = 0;
+  DeviceActivityInfo device_activity;  // footer lines when the CUDA side is partial or a fallback
 
   std::string table(const TableOptions& options = {}) const;
   std::string table(std::string_view sort_by, int row_limit = 100, int max_name_column_width = 55,

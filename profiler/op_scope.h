@@ -16,14 +16,19 @@ namespace ts::profiler {
 
 namespace detail {
 
-extern std::atomic<bool> recording;  // true while a profiler records CPU activity
+// True while a profiler records CPU activity, and always with TS_NVTX=1 (every
+// op is then an NVTX range, so Nsight Systems shows op names).
+extern std::atomic<bool> recording;
 
 // Which recorded event a scope opened: the recording session (0: nothing was
 // recorded) and the event's index in this thread's buffer.
 struct ScopeToken {
   uint32_t session = 0;
   int32_t index = -1;
+  bool correlated = false;  // pushed the op's id for the device source (CUDA activity recording)
+  bool nvtx = false;        // opened an NVTX range (TS_NVTX=1); session is kNvtxOnly when nothing was recorded
 };
+constexpr uint32_t kNvtxOnly = 0xffffffffu;
 
 ScopeToken op_begin(const OpCall& call);
 void op_end(const OpCall& call, ScopeToken token);

@@ -7,6 +7,7 @@
 #include <exception>
 
 #include "profiler/chrome_trace.h"
+#include "profiler/cupti_source.h"
 #include "profiler/op_scope.h"
 #include "tensor/error.h"
 
@@ -158,19 +159,21 @@ void Profiler::transit(ProfilerAction from, std::optional<ProfilerAction> to) {
   }
 }
 
+namespace {
+// The source that records CUDA activity: one a test installed, else CUPTI
+// (made on first use, so CPU-only profiles never load or touch it).
+DeviceActivitySource* cuda_source() {
+  if (DeviceActivitySource* source = device_activity_source()) return source;
+  return &cupti_activity_source();
+}
+}  // namespace
+
 void Profiler::prepare_trace() {
-  if (DeviceActivitySource* source = device_activity_source(); use_cuda_ && source != nullptr) source->prepare();
+  if (use_cuda_) cuda_source()->prepare();
 }
 
 void Profiler::start_trace() {
-  DeviceActivitySource* source = device_activity_source();
-  if (use_cuda_ && source == nullptr) {
-    static bool warned = false;
-    if (!warned)
-      fmt::print(stderr, "warning: profiler: CUDA activity was asked for, but no CUDA activity source (CUPTI) is "
-                         "installed in this build: only CPU events are recorded\n");
-    warned = true;
-  }
+  DeviceActivitySource* source = use_cuda_ ? cuda_source() : nullptr;
   detail::SessionConfig session;
   session.record_shapes = config_.record_shapes;
   session.profile_memory = config_.profile_memory;
@@ -183,8 +186,10 @@ void Profiler::start_trace() {
 }
 
 void Profiler::stop_trace() {
+  DeviceActivitySource* source = use_cuda_ ? cuda_source() : nullptr;
+  if (source != nullptr) source->end_window();
   recording_ = detail::stop_session();
-  if (DeviceActivitySource* source = device_activity_source(); use_cuda_ && source != nullptr) {
+  if (source != nullptr) {
     source->stop(recording_);
     detail::sort_events(recording_.events);
   }

@@ -644,6 +644,44 @@ TEST_CASE("cuda: composites run on the GPU: linear, matmul, masked_fill, attenti
   }
 }
 
+// ---- fused elementwise ------------------------------------------------------------------------
+
+TEST_CASE("cuda: every variant: geglu over shapes, layouts and the halves of a merged GEMM output") {
+  if (no_gpu()) return;
+  // 16-byte packs need the row length to be a multiple of 8 (bf16/f16) or 4 (f32): 3072 and 64 take
+  // the packed kernel, 13 and 31 the strided one; 1 and primes test the edges of both.
+  const std::vector<Dims> shapes = {{1}, {7}, {3, 13}, {5, 2, 31}, {4, 64}, {33, 3072}};
+  auto gelu_tanh = [](double e) {
+    const double c = std::sqrt(2.0 / std::numbers::pi);
+    return 0.5 * e * (1 + std::tanh(c * (e + 0.044715 * e * e * e)));
+  };
+  for (const Variant* v : cuda_variants({OpId::geglu})) {
+    ts::VariantOverride use(v->name);
+    for (DType dtype : kFloatDTypes) {
+      uint64_t seed = 1500;
+      for (size_t i = 0; i < shapes.size(); ++i) {
+        if (!runs(i)) continue;
+        for (Layout layout : kLayouts) {
+          ++seed;
+          INFO(describe(*v, dtype, shapes[i]), " layout ", str(layout));
+          const Pair g = make_both(shapes[i], dtype, seed, layout, 2.0), u = make_both(shapes[i], dtype, seed + 1, layout);
+          const Ref want = rounded(ref_binary(ref_unary(ref_of(g.cpu), gelu_tanh), ref_of(u.cpu),
+                                              [](double a, double b) { return a * b; }),
+                                   dtype);
+          CHECK_GPU(ts::geglu(g.gpu, u.gpu), want, dtype, seed);
+        }
+      }
+      // The merged MLP's case: gate and up are the halves of one [rows, 2H] tensor (row stride 2H).
+      const Pair h = make_both({17, 2 * 96}, dtype, 1600);
+      const Tensor gate = ts::narrow(h.gpu, 1, 0, 96), up = ts::narrow(h.gpu, 1, 96, 96);
+      const Ref want = rounded(ref_binary(ref_unary(ref_of(ts::narrow(h.cpu, 1, 0, 96)), gelu_tanh),
+                                          ref_of(ts::narrow(h.cpu, 1, 96, 96)), [](double a, double b) { return a * b; }),
+                               dtype);
+      CHECK_GPU(ts::geglu(gate, up), want, dtype, 1600);
+    }
+  }
+}
+
 // Last: every cuda variant of the registry was exercised by a case above.
 TEST_CASE("cuda: zz every registered cuda variant has a checker") {
   if (no_gpu()) return;

@@ -167,7 +167,9 @@ int main(int argc, char** argv) {
           report.error("event {}: '{}' has no step number", i, name);
         }
       }
-      const bool gpu = cat == "kernel" || cat == "gpu_memcpy" || cat == "gpu_memset";
+      // GPU work timed with CUDA events (CUPTI could not start) has no launch call to link.
+      const bool event_timed = e.contains("args") && e["args"].value("timing", "") == "cuda_events";
+      const bool gpu = (cat == "kernel" || cat == "gpu_memcpy" || cat == "gpu_memset") && !event_timed;
       const bool launch = cat == "cuda_runtime" || cat == "cuda_driver";
       if ((gpu || launch) && e.contains("args") && e["args"].contains("correlation")) {
         const auto correlation = e["args"]["correlation"].get<uint64_t>();
@@ -243,6 +245,7 @@ int main(int argc, char** argv) {
   for (const auto& [name, count] : ops) fmt::print(" {} x{}", name, count);
   fmt::print("\n  GPU work: {} (launch calls {})\n", gpu_work.size(), launches.size());
   if (trace.contains("dropped_events")) fmt::print("  dropped events: {}\n", trace["dropped_events"].dump());
+  if (trace.contains("cuda_activity")) fmt::print("  cuda activity: {}\n", trace["cuda_activity"].dump());
   for (size_t i = 0; i < report.errors.size() && i < 30; ++i) fmt::print("  error: {}\n", report.errors[i]);
   if (report.errors.size() > 30) fmt::print("  ... {} more errors\n", report.errors.size() - 30);
   fmt::print("{}\n", report.errors.empty() ? "OK" : "FAILED");

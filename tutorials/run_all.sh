@@ -11,3 +11,10 @@ run "$bin/00_tensors_and_views"
 # Artifacts: traces/01_matmul_add/<size>_<dtype>_<cold|warm>_<eager|fused>.{json,txt}
 run "$bin/01_matmul_add" --size 64
 run "$bin/01_matmul_add" --size 4096
+# Part 2: one Linear (eager, then with the weight pre-transposed), then the GeGLU MLP's three paths.
+# Artifacts: traces/02_linear/..., traces/03_mlp/...
+run "$bin/02_linear"
+run "$bin/02_linear" --fused
+run "$bin/03_mlp" --path eager
+run "$bin/03_mlp" --path fused
+run "$bin/03_mlp" --path merged

@@ -9,6 +9,7 @@
 
 #include "ops/checks.h"
 #include "ops/cpu_loops.h"
+#include "ops/elementwise/gelu_math.h"
 #include "ops/variants.h"
 
 namespace ts {
@@ -100,13 +101,7 @@ void gelu_cpu_ref(OpCall& call) {
   // Both forms are written so that no 1 + (something near -1) is formed: for x < -3 that sum
   // cancels to a few f32 ulps and loses most digits of the (tiny) result.
   if (call.approximate == GeluApprox::tanh) {
-    // 0.5 x (1 + tanh(u)), u = sqrt(2/pi) (x + 0.044715 x^3): the GPT-2 / GeGLU form,
-    // computed as x * sigmoid(2u) = x / (1 + exp(-2u)), the same function.
-    unary_loop(call, [](float x) {
-      constexpr float kSqrt2OverPi = 0.7978845608028654f;
-      const float u = kSqrt2OverPi * (x + 0.044715f * x * x * x);
-      return x / (1.0f + std::exp(-2.0f * u));
-    });
+    unary_loop(call, gelu_tanh_f32);  // 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))): see gelu_math.h
   } else {
     // Exact: x * Phi(x) = 0.5 x (1 + erf(x / sqrt 2)) = 0.5 x erfc(-x / sqrt 2).
     unary_loop(call, [](float x) { return 0.5f * x * std::erfc(x * -0.7071067811865476f); });

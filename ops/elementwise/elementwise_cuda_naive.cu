@@ -15,6 +15,7 @@
 // Try:   TS_VARIANT=add/cuda/naive ./build/dev/ts_tests -tc='cuda*'
 #include "ops/checks.h"
 #include "ops/cuda_common.cuh"
+#include "ops/elementwise/gelu_math.h"
 #include "ops/variants.h"
 
 namespace ts {
@@ -52,12 +53,8 @@ struct TanhOp {
 struct GeluErfOp {  // x * Phi(x) = 0.5 x (1 + erf(x / sqrt 2)) = 0.5 x erfc(-x / sqrt 2)
   __device__ float operator()(float x) const { return 0.5f * x * erfcf(x * -0.7071067811865476f); }
 };
-struct GeluTanhOp {  // 0.5 x (1 + tanh(u)), u = sqrt(2/pi) (x + 0.044715 x^3), as x * sigmoid(2u)
-  __device__ float operator()(float x) const {
-    constexpr float kSqrt2OverPi = 0.7978845608028654f;
-    const float u = kSqrt2OverPi * (x + 0.044715f * x * x * x);
-    return x / (1.0f + expf(-2.0f * u));
-  }
+struct GeluTanhOp {  // 0.5 x (1 + tanh(u)), u = sqrt(2/pi) (x + 0.044715 x^3): see gelu_math.h
+  __device__ float operator()(float x) const { return gelu_tanh_f32(x); }
 };
 struct ReluOp {  // NaN propagates, as in PyTorch
   __device__ float operator()(float x) const { return x > 0.0f || isnan(x) ? x : 0.0f; }

@@ -1,0 +1,67 @@
+// nn/geglu_mlp.cpp: the GeGLU MLP's three paths.
+#include "nn/geglu_mlp.h"
+
+#include <cmath>
+
+#include "ops/ops.h"
+#include "profiler/profiler.h"
+
+namespace ts::nn {
+
+MlpPath parse_mlp_path(std::string_view name) {
+  if (name == "eager") return MlpPath::eager;
+  if (name == "fused") return MlpPath::fused;
+  if (name == "merged") return MlpPath::merged;
+  fail("GeGLUMLP: unknown path '{}' (expected eager, fused or merged)", name);
+}
+
+const char* mlp_path_name(MlpPath path) {
+  switch (path) {
+    case MlpPath::eager: return "eager";
+    case MlpPath::fused: return "fused";
+    case MlpPath::merged: return "merged";
+  }
+  return "?";
+}
+
+int GeGLUMLP::kernels_per_forward(MlpPath path) {
+  switch (path) {
+    case MlpPath::eager: return 5;
+    case MlpPath::fused: return 4;
+    case MlpPath::merged: return 3;
+  }
+  return 0;
+}
+
+GeGLUMLP::GeGLUMLP(int64_t dim, int64_t hidden, MlpPath path, Options options, std::string name)
+    : Module(std::move(name)),
+      hidden_(hidden),
+      path_(path),
+      gate_up_weight_(uniform_parameter({2 * hidden, dim}, 1.0 / std::sqrt(static_cast<double>(dim)), options)),
+      gate_(narrow(gate_up_weight_, 0, 0, hidden), Tensor{}),
+      up_(narrow(gate_up_weight_, 0, hidden, hidden), Tensor{}),
+      down_(hidden, dim, /*bias=*/false, options) {
+  register_module("gate", gate_);
+  register_module("up", up_);
+  register_module("down", down_);
+}
+
+Tensor GeGLUMLP::forward(const Tensor& x) const {
+  profiler::RecordFunction scope(name());
+  switch (path_) {
+    case MlpPath::eager:
+      return down_.forward(mul(gelu(gate_.forward(x), GeluApprox::tanh), up_.forward(x)));
+    case MlpPath::fused:
+      return down_.forward(geglu(gate_.forward(x), up_.forward(x)));
+    case MlpPath::merged: {
+      // One GEMM for both projections: h = x [gate; up]^T is [*, 2*hidden]; its
+      // halves are views (row stride 2*hidden) that the fused kernel reads in place.
+      const Tensor h = linear(x, gate_up_weight_);
+      const int64_t last = h.dim() - 1;
+      return down_.forward(geglu(narrow(h, last, 0, hidden_), narrow(h, last, hidden_, hidden_)));
+    }
+  }
+  return {};
+}
+
+}  // namespace ts::nn

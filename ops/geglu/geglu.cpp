@@ -1,0 +1,41 @@
+// ops/geglu/geglu.cpp: front end of geglu(gate, up) = gelu_tanh(gate) * up.
+//
+// The GeGLU MLP's elementwise middle: in eager form it is two ops (ts::gelu,
+// then ts::mul) and the [tokens, hidden] gelu result makes a round trip
+// through memory; this op does both in one pass. gate and up may be strided
+// views, e.g. the two halves of one merged GEMM's output [tokens, 2*hidden].
+// Shapes: gate [*, H] and up [*, H] (equal shapes, one dtype) -> out [*, H], contiguous.
+#include "ops/checks.h"
+#include "ops/dispatch.h"
+#include "ops/ops.h"
+#include "ops/variants.h"
+
+namespace ts {
+
+namespace {
+
+void prepare_geglu(OpCall& call) {
+  check_inputs_on_one_device(call);
+  const Tensor& gate = call.input(0);
+  const Tensor& up = call.input(1);
+  check_floating(call, gate, "gate");
+  check_same_dtype(call, gate, up);
+  TS_CHECK(gate.shape() == up.shape(), "geglu: gate and up must have the same shape, got {} and {}", gate.shape(),
+           up.shape());
+  call.out = make_contiguous_tensor(gate.shape(), {gate.dtype(), call.device});
+}
+
+}  // namespace
+
+Tensor geglu(const Tensor& gate, const Tensor& up, Where loc) {
+  OpCall call(OpId::geglu, loc, {&gate, &up});
+  return dispatch(call, prepare_geglu);
+}
+
+Cost geglu_cost(const OpCall& call) {
+  const double n = static_cast<double>(call.out.numel());
+  // Reads gate and up once, writes out once: 3 n elements. About 10 FLOPs per element (gelu + mul).
+  return {10 * n, 3 * n * static_cast<double>(call.out.element_size())};
+}
+
+}  // namespace ts

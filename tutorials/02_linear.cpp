@@ -1,0 +1,125 @@
+// tutorials/02_linear.cpp: the series' part 2 opening: what nn.Linear runs.
+//
+// y = x W^T + b. ts::linear dispatches ts::t (a view: shape and strides swap,
+// nothing moves, zero device time) and ts::addmm: ONE GEMM, whose epilogue
+// adds the bias, so there is no separate add kernel. The GEMM reads W^T in
+// place: the transposed layout is chosen in the library call, not copied.
+// A single Linear has nothing left to fuse: --fused passes the weight
+// pre-transposed, so ts::t disappears from the CPU lane while the GPU runs
+// the very same kernel.
+//
+// Writes traces/02_linear/<tokens>x<in>x<out>_<dtype>_<cold|warm>_<eager|fused>.{json,txt}.
+//
+// Run: ./build/dev/tutorials/02_linear [--tokens 1024] [--in 32] [--out 64] [--dtype bf16|f16|f32]
+//          [--warmup 0] [--active 3] [--fused] [--device cpu|cuda]
+#include <CLI/CLI.hpp>
+#include <fmt/core.h>
+
+#include <cmath>
+
+#include "nn/linear.h"
+#include "ops/ops.h"
+#include "tensor/cuda_device.h"
+#include "tutorials/tutorial_support.h"
+
+namespace {
+
+struct Flags {
+  int64_t tokens = 1024, in = 32, out = 64;
+  std::string dtype = "bf16";
+  int warmup = 0;
+  int active = 3;
+  bool fused = false;
+  std::string device = ts::cuda::is_available() ? "cuda" : "cpu";
+  std::string out_dir = "traces/02_linear";
+};
+
+// ||y - ref|| / ||ref|| with ref = x W^T + b in double.
+double relative_error(const ts::Tensor& x, const ts::Tensor& w, const ts::Tensor& b, const ts::Tensor& y) {
+  const std::vector<double> xv = x.to_vector<double>(), wv = w.to_vector<double>(), bv = b.to_vector<double>();
+  const std::vector<double> yv = y.to_vector<double>();
+  const int64_t T = x.size(0), K = x.size(1), N = w.size(0);
+  double diff2 = 0, ref2 = 0;
+  for (int64_t t = 0; t < T; ++t)
+    for (int64_t n = 0; n < N; ++n) {
+      double ref = bv[static_cast<size_t>(n)];
+      for (int64_t k = 0; k < K; ++k) ref += xv[static_cast<size_t>(t * K + k)] * wv[static_cast<size_t>(n * K + k)];
+      const double d = yv[static_cast<size_t>(t * N + n)] - ref;
+      diff2 += d * d;
+      ref2 += ref * ref;
+    }
+  return std::sqrt(diff2 / ref2);
+}
+
+int run(const Flags& f) {
+  const ts::Device device = ts::Device::parse(f.device);
+  ts::check_device_available(device, "02_linear");
+  const ts::DType dtype = ts::parse_dtype(f.dtype);
+  const std::string config = fmt::format("{}x{}x{}_{}_{}_{}", f.tokens, f.in, f.out, f.dtype,
+                                         f.warmup > 0 ? "warm" : "cold", f.fused ? "fused" : "eager");
+  fmt::print("== Tutorial 02: Linear({}, {}, bias) on x [{}, {}]  {}  {}\n\n", f.in, f.out, f.tokens, f.in, f.dtype,
+             device.str());
+  fmt::print("Guess first, then look:\n");
+  if (f.fused) {
+    fmt::print("  - each step: linear_fwd > ts::addmm, nothing else: W^T was made once, before profiling,\n"
+               "    as a view. The GPU lane shows the same single GEMM kernel as the eager run.\n");
+  } else {
+    fmt::print("  - each step: linear_fwd > ts::linear > ts::t (a view: CPU time only, 0 CUDA time) and\n"
+               "    ts::addmm (one GEMM). No ts::add: the bias rides in the GEMM's epilogue.\n");
+  }
+  fmt::print("  - 1 kernel per forward on a GPU. The GEMM is {:.1f} MFLOP: overhead-bound, CPU time >> GPU time.\n\n",
+             2.0 * f.tokens * f.in * f.out / 1e6);
+
+  ts::manual_seed(0);
+  const ts::nn::Linear linear(f.in, f.out, /*bias=*/true, {dtype, device}, "linear_fwd");
+  const ts::Tensor x = ts::randn({f.tokens, f.in}, {dtype, device});
+  const ts::Tensor weight_t = linear.weight().t();  // --fused: the view made once, outside the profile
+  ts::Tensor y;
+  const auto forward = [&] {
+    if (f.fused) {
+      ts::profiler::RecordFunction scope(linear.name());
+      y = ts::addmm(linear.bias(), x, weight_t);
+    } else {
+      y = linear.forward(x);
+    }
+  };
+  for (int i = 0; i < f.warmup; ++i) forward();
+  const tutorial::ProfiledRun run = tutorial::profile_steps(forward, f.active, device, f.out_dir, config);
+
+  bool ok = true;
+  if (run.device_ran) {
+    const bool count_ok = run.kernels == f.active;
+    fmt::print("kernels: expected 1 per forward, observed {} over {} steps: {}\n", run.kernels, f.active,
+               count_ok ? "OK" : "MISMATCH");
+    ok = count_ok;
+  }
+  const double error = relative_error(x, linear.weight(), linear.bias(), y);
+  const double tolerance = dtype == ts::DType::f32 ? 1e-5 : 1e-2;
+  fmt::print("check against a float64 reference: {} (relative error {:.2e}, tolerance {:.0e})\n",
+             error <= tolerance ? "OK" : "FAILED", error, tolerance);
+  return ok && error <= tolerance ? 0 : 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Flags f;
+  CLI::App app{"Tutorial 02: what nn.Linear runs: t (a view) and one addmm"};
+  app.add_option("--tokens", f.tokens, "rows of x (default 1024)")->check(CLI::PositiveNumber);
+  app.add_option("--in", f.in, "in_features (default 32)")->check(CLI::PositiveNumber);
+  app.add_option("--out", f.out, "out_features (default 64)")->check(CLI::PositiveNumber);
+  app.add_option("--dtype", f.dtype, "bf16, f16 or f32")->check(CLI::IsMember({"bf16", "f16", "f32"}));
+  app.add_option("--warmup", f.warmup, "iterations run before profiling (0: a cold start)")
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--active", f.active, "recorded steps (default 3)")->check(CLI::PositiveNumber);
+  app.add_flag("--fused", f.fused, "pass the weight pre-transposed: ts::t leaves the CPU lane");
+  app.add_option("--device", f.device, "cpu or cuda (default: cuda when a GPU is present)");
+  app.add_option("--out-dir", f.out_dir, "where the .json and .txt go (default traces/02_linear)");
+  CLI11_PARSE(app, argc, argv);
+  try {
+    return run(f);
+  } catch (const ts::Error& e) {
+    fmt::print(stderr, "error: {}\n", e.what());
+    return 1;
+  }
+}
