@@ -24,6 +24,7 @@
 
 #include <unistd.h>
 
+#include "nn/geglu_mlp.h"
 #include "ops/ops.h"
 #include "ops/registry.h"
 #include "profiler/chrome_trace.h"
@@ -193,6 +194,40 @@ void add_gpu_entries(std::vector<Entry>& list) {
                     ts::Tensor sink;
                     const double ms = median_device_ms([&] { sink = ts::add(a, b); }, 3, 21);
                     return Result{"add/cuda/bf16_64M", 3.0 * 2 * n / (ms * 1e-3) / 1e9, "GB/s", ""};
+                  },
+                  true});
+  // Part 2: the GeGLU middle alone, one forward of the tutorial's MLP on each path, one small Linear.
+  list.push_back({"geglu/bf16/8192x3072", "ts::geglu, device us; target <= 40 (copy floor 35.6; PyTorch eager 76)",
+                  [gpu] {
+                    const ts::Tensor g = ts::randn({8192, 3072}, {ts::DType::bf16, gpu});
+                    const ts::Tensor u = ts::randn({8192, 3072}, {ts::DType::bf16, gpu});
+                    ts::Tensor sink;
+                    const double ms = median_device_ms([&] { sink = ts::geglu(g, u); }, 3, 51);
+                    return Result{"geglu/bf16/8192x3072", ms * 1e3, "us", ""};
+                  },
+                  true});
+  for (const ts::nn::MlpPath path : {ts::nn::MlpPath::eager, ts::nn::MlpPath::fused, ts::nn::MlpPath::merged}) {
+    static const char* const kNames[] = {"mlp/bf16/eager", "mlp/bf16/fused", "mlp/bf16/merged"};
+    const char* name = kNames[static_cast<int>(path)];
+    list.push_back({name, "one forward of tutorial 03's MLP [64,128,768] -> 3072, device us (PyTorch eager 266)",
+                    [gpu, path, name] {
+                      ts::manual_seed(0);
+                      const ts::nn::GeGLUMLP mlp(768, 3072, path, {ts::DType::bf16, gpu});
+                      const ts::Tensor x = ts::randn({64, 128, 768}, {ts::DType::bf16, gpu});
+                      ts::Tensor sink;
+                      const double ms = median_device_ms([&] { sink = mlp.forward(x); }, 3, 51);
+                      return Result{name, ms * 1e3, "us", ""};
+                    },
+                    true});
+  }
+  list.push_back({"linear/bf16/1024x32x64", "nn::Linear(32, 64, bias) on [1024, 32]: one addmm kernel, device us",
+                  [gpu] {
+                    ts::manual_seed(0);
+                    const ts::nn::Linear linear(32, 64, /*bias=*/true, {ts::DType::bf16, gpu});
+                    const ts::Tensor x = ts::randn({1024, 32}, {ts::DType::bf16, gpu});
+                    ts::Tensor sink;
+                    const double ms = median_device_ms([&] { sink = linear.forward(x); }, 3, 51);
+                    return Result{"linear/bf16/1024x32x64", ms * 1e3, "us", ""};
                   },
                   true});
 }

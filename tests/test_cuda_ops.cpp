@@ -157,7 +157,9 @@ TEST_CASE("cuda: every variant: elementwise binary ops over shapes, layouts and 
   const std::vector<Shapes> shapes = {{{1}, {1}},         {{7}, {7}},          {{257}, {257}},
                                       {{33, 65}, {33, 65}}, {{3, 5, 17}, {3, 5, 17}}, {{9003}, {9003}},
                                       {{31, 17}, {17}},   {{31, 17}, {31, 1}}, {{31, 1}, {1, 17}},
-                                      {{4, 1, 17}, {5, 1}}, {{31, 17}, {}}};
+                                      {{4, 1, 17}, {5, 1}}, {{31, 17}, {}},
+                                      // bias-style rows (lengths a multiple of 8): the packed rows kernel
+                                      {{24, 64}, {64}},   {{3, 40}, {2, 3, 40}}, {{5, 16}, {1, 16}}};
   for (const Variant* v : cuda_variants({OpId::add, OpId::sub, OpId::mul, OpId::div})) {
     ts::VariantOverride use(v->name);
     for (DType dtype : kFloatDTypes) {

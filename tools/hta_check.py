@@ -94,19 +94,86 @@ def check(trace_path):
     return errors
 
 
+def table_self_cuda_total_us(table_path):
+    """The "Self CUDA time total: 1.234ms" footer of our table, in microseconds."""
+    with open(table_path) as f:
+        for line in f:
+            if line.startswith("Self CUDA time total:"):
+                value = line.split(":", 1)[1].strip()
+                for unit, scale in (("ms", 1e3), ("us", 1.0), ("s", 1e6)):
+                    if value.endswith(unit):
+                        return float(value[: -len(unit)]) * scale
+    return None
+
+
+def check_gpu(trace_path):
+    """HTA's kernel breakdown of a GPU trace against the trace's own GPU work and our table's Self CUDA total.
+
+    HTA keeps only the GPU work of steps before the last (it treats the last as incomplete) and
+    rounds start up and end down to whole microseconds: it is compared with the same steps'
+    kernels, within 1 us per kernel. The table (the .txt beside the trace) holds every step:
+    its Self CUDA total must equal the sum of all kernel, memcpy and memset durations.
+    """
+    import json
+
+    from hta.trace_analysis import TraceAnalysis
+
+    with open(trace_path) as f:
+        trace = json.load(f)
+    events = trace["traceEvents"]
+    gpu = [e for e in events if e.get("ph") == "X" and e.get("cat") in ("kernel", "gpu_memcpy", "gpu_memset")]
+    launches = {e["args"]["correlation"]: e for e in events
+                if e.get("ph") == "X" and e.get("cat") in ("cuda_runtime", "cuda_driver")}
+    steps = sorted((e["ts"], e["name"]) for e in events if e.get("name", "").startswith("ProfilerStep#"))
+    errors = []
+    if not gpu:
+        return [f"{trace_path} has no GPU work"]
+    all_us = sum(e["dur"] for e in gpu)
+    last_step_start = steps[-1][0] if len(steps) >= 2 else float("inf")
+    kept = [e for e in gpu if e["args"]["correlation"] in launches
+            and launches[e["args"]["correlation"]]["ts"] < last_step_start]
+    kept_us = sum(e["dur"] for e in kept)
+
+    with tempfile.TemporaryDirectory() as trace_dir:
+        shutil.copy(trace_path, os.path.join(trace_dir, os.path.basename(trace_path)))
+        analyzer = TraceAnalysis(trace_dir=trace_dir)
+        kernel_types, _ = analyzer.get_gpu_kernel_breakdown(visualize=False)
+    hta_us = float(kernel_types["sum"].sum())
+    print(f"hta_check: HTA kernel breakdown of {trace_path}:")
+    print(kernel_types.to_string())
+    print(f"  HTA total {hta_us:.3f} us; the trace's GPU work in the steps HTA keeps: {kept_us:.3f} us "
+          f"({len(kept)} activities); in all steps: {all_us:.3f} us ({len(gpu)} activities)")
+    if abs(hta_us - kept_us) > len(kept) * 1.0 + 0.01 * kept_us:
+        errors.append(f"HTA's kernel breakdown ({hta_us:.3f} us) disagrees with the trace ({kept_us:.3f} us)")
+    table = os.path.splitext(trace_path)[0] + ".txt"
+    if os.path.exists(table):
+        table_us = table_self_cuda_total_us(table)
+        print(f"  our table's Self CUDA time total: {table_us} us")
+        if table_us is None:
+            errors.append(f"{table} has no Self CUDA time total")
+        elif abs(table_us - all_us) > max(0.002 * all_us, 0.01):
+            errors.append(f"the table's Self CUDA total ({table_us:.3f} us) disagrees with the trace ({all_us:.3f} us)")
+    return errors
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     source = parser.add_mutually_exclusive_group(required=True)
     source.add_argument("--trace", help="a Chrome trace (.json or .json.gz) written by tensorscope")
     source.add_argument("--tutorial", help="the 01_matmul_add executable: run it and check its trace")
+    source.add_argument("--gpu-trace", help="a GPU trace of tutorial 01 (its table .txt beside it): "
+                        "HTA's kernel breakdown must agree with the trace and the table's Self CUDA total")
     parser.add_argument("--venv", default=os.path.join(os.getcwd(), "hta-venv"),
                         help="where to install HTA when it is missing (default: ./hta-venv)")
     args = parser.parse_args()
     ensure_hta(os.path.abspath(args.venv))
 
-    with tempfile.TemporaryDirectory() as workdir:
-        trace = args.trace or run_tutorial(os.path.abspath(args.tutorial), workdir)
-        errors = check(trace)
+    if args.gpu_trace:
+        errors = check(args.gpu_trace) + check_gpu(args.gpu_trace)
+    else:
+        with tempfile.TemporaryDirectory() as workdir:
+            trace = args.trace or run_tutorial(os.path.abspath(args.tutorial), workdir)
+            errors = check(trace)
     for e in errors:
         print(f"  error: {e}")
     print("OK" if not errors else "FAILED")

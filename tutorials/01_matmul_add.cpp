@@ -14,17 +14,14 @@
 //
 // Run: ./build/dev/tutorials/01_matmul_add [--size 64] [--dtype bf16|f16|f32] [--warmup 0]
 //          [--batched] [--fused] [--active 3] [--device cpu|cuda]
-#include <CLI/CLI.hpp>
 #include <fmt/core.h>
 
 #include <cmath>
-#include <filesystem>
-#include <fstream>
 #include <vector>
 
 #include "ops/ops.h"
 #include "profiler/profiler.h"
-#include "tensor/cuda_device.h"
+#include "tutorials/tutorial_support.h"
 
 namespace {
 
@@ -32,15 +29,10 @@ namespace prof = ts::profiler;
 
 constexpr int64_t kBatch = 4;  // --batched: x and w are [4, N, N]
 
-struct Flags {
+struct Flags : tutorial::CommonFlags {
   int64_t size = 64;
-  std::string dtype = "bf16";
-  int warmup = 0;
   bool batched = false;
   bool fused = false;
-  int active = 3;
-  std::string device = ts::cuda::is_available() ? "cuda" : "cpu";
-  std::string out_dir = "traces/01_matmul_add";
 };
 
 void print_expectations(const Flags& f, const ts::Device& device) {
@@ -73,7 +65,7 @@ void print_expectations(const Flags& f, const ts::Device& device) {
                "    Self CPU stays a few microseconds: launching is cheap, waiting is not.\n",
                work, gemm);
   }
-  fmt::print("  - {}: {}\n\n", f.warmup > 0 ? "warm" : "cold",
+  fmt::print("  - {}: {}\n\n", f.temperature(),
              f.warmup > 0 ? "first-use costs were paid before profiling; the steps look alike."
                           : "no warm-up iterations; only the schedule's two unrecorded steps came first.");
 }
@@ -109,8 +101,8 @@ int run(const Flags& f) {
   TS_CHECK(!(f.fused && f.batched), "01_matmul_add: --fused runs addmm, which takes 2-D inputs; drop --batched");
   const ts::DType dtype = ts::parse_dtype(f.dtype);
   const int64_t n = f.size;
-  const std::string variant = fmt::format("{}_{}_{}_{}{}", n, f.dtype, f.warmup > 0 ? "warm" : "cold",
-                                          f.fused ? "fused" : "eager", f.batched ? "_batched" : "");
+  const std::string variant = fmt::format("{}_{}_{}_{}{}", n, f.dtype, f.temperature(), f.fused ? "fused" : "eager",
+                                          f.batched ? "_batched" : "");
   fmt::print("== Tutorial 01: add(matmul(x, w), b)  size {}  {}  {}  {}\n\n", n, f.dtype, device.str(), variant);
   print_expectations(f, device);
 
@@ -125,33 +117,13 @@ int run(const Flags& f) {
   };
   for (int i = 0; i < f.warmup; ++i) fn();
 
-  std::filesystem::create_directories(f.out_dir);
-  const std::string json_path = fmt::format("{}/{}.json", f.out_dir, variant);
-  const std::string txt_path = fmt::format("{}/{}.txt", f.out_dir, variant);
-
-  prof::ProfilerConfig config;
-  if (device.is_cuda()) config.activities.push_back(prof::Activity::CUDA);
-  config.schedule = prof::schedule(/*wait=*/1, /*warmup=*/1, /*active=*/f.active, /*repeat=*/1);
-  config.record_shapes = true;
-  config.on_trace_ready = [&](prof::Profiler& p) { p.export_chrome_trace(json_path); };
-  prof::Profiler profiler(config);
   ts::Tensor y;
-  {
-    prof::ProfilerGuard guard(profiler);
-    for (int step = 0; step < 2 + f.active; ++step) {
-      y = fn();
-      profiler.step();
-    }
+  const tutorial::ProfiledRun profiled =
+      tutorial::profile_steps([&] { y = fn(); }, f.active, device, f.out_dir, variant);
+  if (profiled.device_ran) {
+    const int expected = f.fused ? 1 : 2;  // the GEMM (+ the add kernel when not fused)
+    fmt::print("kernels: expected {} per step, observed {} over {} steps\n", expected, profiled.kernels, f.active);
   }
-
-  // Sorted by device time when a GPU ran, else by CPU time: the expensive rows first.
-  bool device_ran = false;
-  const prof::EventList averages = profiler.key_averages();
-  for (const prof::KeyAverage& row : averages.rows) device_ran = device_ran || row.self_device_time_total_ns > 0;
-  const std::string table = averages.table(device_ran ? "cuda_time_total" : "cpu_time_total", 20);
-  fmt::print("{}\n", table);
-  std::ofstream(txt_path) << table;
-  fmt::print("wrote {} (open it in https://ui.perfetto.dev or chrome://tracing)\n      {}\n\n", json_path, txt_path);
 
   const double error = worst_error(x, w, b, y, n, f.batched ? kBatch : 1);
   const double tolerance = dtype == ts::DType::bf16 ? 1e-2 : dtype == ts::DType::f16 ? 2e-3 : 1e-4;
@@ -168,19 +140,9 @@ int main(int argc, char** argv) {
   CLI::App app{"Tutorial 01: profile add(matmul(x, w), b): the table and the trace"};
   app.add_option("--size", f.size, "N: x and w are [N, N] (default 64; the series uses 64 and 4096)")
       ->check(CLI::PositiveNumber);
-  app.add_option("--dtype", f.dtype, "bf16, f16 or f32")->check(CLI::IsMember({"bf16", "f16", "f32"}));
-  app.add_option("--warmup", f.warmup, "iterations run before profiling (0: a cold start)")
-      ->check(CLI::NonNegativeNumber);
   app.add_flag("--batched", f.batched, "3-D inputs [4, N, N]: matmul dispatches to bmm");
   app.add_flag("--fused", f.fused, "one addmm(b, x, w) instead of matmul + add");
-  app.add_option("--active", f.active, "recorded steps (default 3)")->check(CLI::PositiveNumber);
-  app.add_option("--device", f.device, "cpu or cuda (default: cuda when a GPU is present)");
-  app.add_option("--out-dir", f.out_dir, "where the .json and .txt go (default traces/01_matmul_add)");
+  tutorial::add_common_flags(app, f, "traces/01_matmul_add");
   CLI11_PARSE(app, argc, argv);
-  try {
-    return run(f);
-  } catch (const ts::Error& e) {
-    fmt::print(stderr, "error: {}\n", e.what());
-    return 1;
-  }
+  return tutorial::run_guarded([&] { return run(f); });
 }

@@ -12,26 +12,19 @@
 //
 // Run: ./build/dev/tutorials/02_linear [--tokens 1024] [--in 32] [--out 64] [--dtype bf16|f16|f32]
 //          [--warmup 0] [--active 3] [--fused] [--device cpu|cuda]
-#include <CLI/CLI.hpp>
 #include <fmt/core.h>
 
 #include <cmath>
 
 #include "nn/linear.h"
 #include "ops/ops.h"
-#include "tensor/cuda_device.h"
 #include "tutorials/tutorial_support.h"
 
 namespace {
 
-struct Flags {
+struct Flags : tutorial::CommonFlags {
   int64_t tokens = 1024, in = 32, out = 64;
-  std::string dtype = "bf16";
-  int warmup = 0;
-  int active = 3;
   bool fused = false;
-  std::string device = ts::cuda::is_available() ? "cuda" : "cpu";
-  std::string out_dir = "traces/02_linear";
 };
 
 // ||y - ref|| / ||ref|| with ref = x W^T + b in double.
@@ -56,7 +49,7 @@ int run(const Flags& f) {
   ts::check_device_available(device, "02_linear");
   const ts::DType dtype = ts::parse_dtype(f.dtype);
   const std::string config = fmt::format("{}x{}x{}_{}_{}_{}", f.tokens, f.in, f.out, f.dtype,
-                                         f.warmup > 0 ? "warm" : "cold", f.fused ? "fused" : "eager");
+                                         f.temperature(), f.fused ? "fused" : "eager");
   fmt::print("== Tutorial 02: Linear({}, {}, bias) on x [{}, {}]  {}  {}\n\n", f.in, f.out, f.tokens, f.in, f.dtype,
              device.str());
   fmt::print("Guess first, then look:\n");
@@ -108,18 +101,8 @@ int main(int argc, char** argv) {
   app.add_option("--tokens", f.tokens, "rows of x (default 1024)")->check(CLI::PositiveNumber);
   app.add_option("--in", f.in, "in_features (default 32)")->check(CLI::PositiveNumber);
   app.add_option("--out", f.out, "out_features (default 64)")->check(CLI::PositiveNumber);
-  app.add_option("--dtype", f.dtype, "bf16, f16 or f32")->check(CLI::IsMember({"bf16", "f16", "f32"}));
-  app.add_option("--warmup", f.warmup, "iterations run before profiling (0: a cold start)")
-      ->check(CLI::NonNegativeNumber);
-  app.add_option("--active", f.active, "recorded steps (default 3)")->check(CLI::PositiveNumber);
   app.add_flag("--fused", f.fused, "pass the weight pre-transposed: ts::t leaves the CPU lane");
-  app.add_option("--device", f.device, "cpu or cuda (default: cuda when a GPU is present)");
-  app.add_option("--out-dir", f.out_dir, "where the .json and .txt go (default traces/02_linear)");
+  tutorial::add_common_flags(app, f, "traces/02_linear");
   CLI11_PARSE(app, argc, argv);
-  try {
-    return run(f);
-  } catch (const ts::Error& e) {
-    fmt::print(stderr, "error: {}\n", e.what());
-    return 1;
-  }
+  return tutorial::run_guarded([&] { return run(f); });
 }

@@ -14,7 +14,6 @@
 //
 // Run: ./build/dev/tutorials/03_mlp [--path eager|fused|merged] [--batch 64] [--seq 128]
 //          [--dim 768] [--hidden 3072] [--dtype bf16|f16|f32] [--warmup 0] [--active 3] [--device cpu|cuda]
-#include <CLI/CLI.hpp>
 #include <fmt/core.h>
 
 #include <cmath>
@@ -22,19 +21,13 @@
 
 #include "nn/geglu_mlp.h"
 #include "ops/ops.h"
-#include "tensor/cuda_device.h"
 #include "tutorials/tutorial_support.h"
 
 namespace {
 
-struct Flags {
+struct Flags : tutorial::CommonFlags {
   std::string path = "eager";
   int64_t batch = 64, seq = 128, dim = 768, hidden = 3072;
-  std::string dtype = "bf16";
-  int warmup = 0;
-  int active = 3;
-  std::string device = ts::cuda::is_available() ? "cuda" : "cpu";
-  std::string out_dir = "traces/03_mlp";
 };
 
 // Relative error of a few output rows against the MLP computed in double.
@@ -77,7 +70,7 @@ int run(const Flags& f) {
   const int expected = ts::nn::GeGLUMLP::kernels_per_forward(path);
   const int64_t tokens = f.batch * f.seq;
   const std::string config = fmt::format("{}x{}x{}x{}_{}_{}_{}", f.batch, f.seq, f.dim, f.hidden, f.dtype,
-                                         f.warmup > 0 ? "warm" : "cold", f.path);
+                                         f.temperature(), f.path);
   fmt::print("== Tutorial 03: GeGLU MLP, path {}  x [{}, {}, {}], hidden {}  {}  {}\n\n", f.path, f.batch, f.seq,
              f.dim, f.hidden, f.dtype, device.str());
   const double inter_mb = static_cast<double>(tokens * f.hidden) * static_cast<double>(ts::element_size(dtype)) / 1e6;
@@ -140,17 +133,7 @@ int main(int argc, char** argv) {
   app.add_option("--seq", f.seq, "sequence length (default 128)")->check(CLI::PositiveNumber);
   app.add_option("--dim", f.dim, "model dim (default 768)")->check(CLI::PositiveNumber);
   app.add_option("--hidden", f.hidden, "hidden dim (default 3072)")->check(CLI::PositiveNumber);
-  app.add_option("--dtype", f.dtype, "bf16, f16 or f32")->check(CLI::IsMember({"bf16", "f16", "f32"}));
-  app.add_option("--warmup", f.warmup, "iterations run before profiling (0: a cold start)")
-      ->check(CLI::NonNegativeNumber);
-  app.add_option("--active", f.active, "recorded steps (default 3)")->check(CLI::PositiveNumber);
-  app.add_option("--device", f.device, "cpu or cuda (default: cuda when a GPU is present)");
-  app.add_option("--out-dir", f.out_dir, "where the .json and .txt go (default traces/03_mlp)");
+  tutorial::add_common_flags(app, f, "traces/03_mlp");
   CLI11_PARSE(app, argc, argv);
-  try {
-    return run(f);
-  } catch (const ts::Error& e) {
-    fmt::print(stderr, "error: {}\n", e.what());
-    return 1;
-  }
+  return tutorial::run_guarded([&] { return run(f); });
 }

@@ -3,6 +3,7 @@
 // trace, count the kernels a step launched.
 #pragma once
 
+#include <CLI/CLI.hpp>
 #include <fmt/core.h>
 
 #include <filesystem>
@@ -11,11 +12,45 @@
 #include <string>
 
 #include "profiler/profiler.h"
+#include "tensor/cuda_device.h"
 #include "tensor/device.h"
+#include "tensor/error.h"
 
 namespace tutorial {
 
 namespace prof = ts::profiler;
+
+// The flags every profiling tutorial takes.
+struct CommonFlags {
+  std::string dtype = "bf16";
+  int warmup = 0;  // iterations before profiling: "warm" in file names when > 0, else "cold"
+  int active = 3;  // recorded steps
+  std::string device = ts::cuda::is_available() ? "cuda" : "cpu";
+  std::string out_dir;
+
+  const char* temperature() const { return warmup > 0 ? "warm" : "cold"; }
+};
+
+inline void add_common_flags(CLI::App& app, CommonFlags& f, const std::string& default_out_dir) {
+  f.out_dir = default_out_dir;
+  app.add_option("--dtype", f.dtype, "bf16, f16 or f32")->check(CLI::IsMember({"bf16", "f16", "f32"}));
+  app.add_option("--warmup", f.warmup, "iterations run before profiling (0: a cold start)")
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--active", f.active, "recorded steps (default 3)")->check(CLI::PositiveNumber);
+  app.add_option("--device", f.device, "cpu or cuda (default: cuda when a GPU is present)");
+  app.add_option("--out-dir", f.out_dir, "where the .json and .txt go (default " + default_out_dir + ")");
+}
+
+// Runs a tutorial's body; a ts::Error (a bad flag, no GPU) prints and exits 1.
+template <typename Fn>
+int run_guarded(Fn&& body) {
+  try {
+    return body();
+  } catch (const ts::Error& e) {
+    fmt::print(stderr, "error: {}\n", e.what());
+    return 1;
+  }
+}
 
 struct ProfiledRun {
   prof::EventList averages;

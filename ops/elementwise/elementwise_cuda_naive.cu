@@ -2,10 +2,12 @@
 // add, sub, mul, div (tensor or scalar operand, broadcasting), neg, exp, tanh, gelu, relu.
 //
 // What changed from rung 0 (elementwise_cpu_ref.cpp): one GPU thread per
-//        element (or per 16-byte pack) instead of one host loop. Two kernels:
+//        element (or per 16-byte pack) instead of one host loop. Three kernels:
 //          *_contiguous_kernel: every operand dense, of the output's shape and
 //            16-byte aligned: each thread loads and stores 16 bytes at once
 //            (8 bf16/f16 or 4 f32), the widest access a thread can make;
+//          elementwise_binary_rows_kernel: the same packs when an operand is
+//            a dense row broadcast over leading dims (a bias: x [M, N] + b [N]);
 //          *_strided_kernel: any views and broadcasts: each thread turns its
 //            linear index into per-operand offsets (OffsetCalc, 0 strides on
 //            broadcast dims).
@@ -87,6 +89,27 @@ __global__ void elementwise_binary_contiguous_kernel(const T* __restrict__ a, co
     out[i] = from_float<T>(op(to_float(a[i]), b != nullptr ? to_float(b[i]) : b_scalar));
 }
 
+// A bias-style broadcast: a and b are each either dense of out's shape or one
+// dense row (the trailing dims of out) repeated over the leading dims, like
+// x [M, N] + b [N]. Element e of out reads each operand at e % period (period
+// n for a dense operand, the row length for a row), so a thread pays one
+// modulo per 16-byte pack instead of a division per dim per element.
+template <typename T, typename Op>
+__global__ void elementwise_binary_rows_kernel(const T* __restrict__ a, int64_t a_period, const T* __restrict__ b,
+                                               int64_t b_period, T* __restrict__ out, int64_t n, Op op) {
+  using P = Pack<T>;
+  const int64_t stride = int64_t(gridDim.x) * blockDim.x;
+  for (int64_t p = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; p < n / P::kSize; p += stride) {
+    const int64_t e = p * P::kSize;  // periods are multiples of kSize: a pack never straddles a row
+    const P va = *reinterpret_cast<const P*>(a + e % a_period);
+    const P vb = *reinterpret_cast<const P*>(b + e % b_period);
+    P vo;
+#pragma unroll
+    for (int j = 0; j < P::kSize; ++j) vo.v[j] = from_float<T>(op(to_float(va.v[j]), to_float(vb.v[j])));
+    reinterpret_cast<P*>(out)[p] = vo;
+  }
+}
+
 // The same over any strides: offsets[0] reads a, [1] reads b, [2] writes out.
 template <typename T, typename Op>
 __global__ void elementwise_binary_strided_kernel(const T* __restrict__ a, const T* __restrict__ b, float b_scalar,
@@ -131,6 +154,19 @@ __global__ void elementwise_unary_strided_kernel(const T* __restrict__ x, T* __r
 
 namespace {
 
+// The period at which x repeats when read as out: out.numel() when x is dense of
+// out's shape, the row length when x is a dense row of out's trailing dims
+// (leading dims absent or 1), else 0.
+int64_t broadcast_period(const Tensor& x, const Dims& out_shape) {
+  if (!x.is_contiguous()) return 0;
+  int xd = x.dim();
+  while (xd > 0 && x.shape()[x.dim() - xd] == 1) --xd;  // leading 1s broadcast like absent dims
+  if (xd > out_shape.size()) return 0;
+  for (int i = 1; i <= xd; ++i)
+    if (x.shape()[x.dim() - i] != out_shape[out_shape.size() - i]) return 0;
+  return x.numel();
+}
+
 // a [*] (any strides), b broadcastable to out or the call's scalar; out [*] contiguous.
 template <typename Op>
 void launch_binary(OpCall& call, Op op) {
@@ -151,6 +187,14 @@ void launch_binary(OpCall& call, Op op) {
       elementwise_binary_contiguous_kernel<T, Op>
           <<<grid_for(ceil_div(n, Pack<T>::kSize)), kThreads, 0, cuda::current_stream()>>>(pa, pb, scalar, po, n, op);
       return;
+    }
+    if (b != nullptr && n % Pack<T>::kSize == 0 && aligned16(pa) && aligned16(pb) && aligned16(po)) {
+      const int64_t a_period = broadcast_period(a, out.shape()), b_period = broadcast_period(*b, out.shape());
+      if (a_period % Pack<T>::kSize == 0 && b_period % Pack<T>::kSize == 0 && a_period > 0 && b_period > 0) {
+        elementwise_binary_rows_kernel<T, Op><<<grid_for(n / Pack<T>::kSize), kThreads, 0, cuda::current_stream()>>>(
+            pa, a_period, pb, b_period, po, n, op);
+        return;
+      }
     }
     const Dims zeros = Dims::filled(out.dim(), 0);
     const auto calc = make_offset_calc<3>(
