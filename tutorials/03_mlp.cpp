@@ -78,7 +78,7 @@ int run(const Flags& f) {
   fmt::print("  - {} kernels per forward on a GPU: ", expected);
   switch (path) {
     case ts::nn::MlpPath::eager:
-      fmt::print("3 GEMMs (ts::addmm-free: no biases, so ts::linear -> ts::matmul -> ts::mm),\n"
+      fmt::print("3 GEMMs (no biases: ts::linear -> ts::matmul -> ts::mm),\n"
                  "    a gelu kernel and a mul kernel. Each [{}, {}] intermediate is {:.0f} MB: gelu writes one,\n"
                  "    mul reads it back with up's output and writes another.\n",
                  tokens, f.hidden, inter_mb);
@@ -95,8 +95,8 @@ int run(const Flags& f) {
       break;
   }
   fmt::print("  - views (ts::t, ts::view, ts::narrow) show in the table with CPU time only, 0 CUDA time.\n"
-             "  - the GEMMs dominate CUDA time; {} FLOP each for gate/up/down.\n\n",
-             fmt::format("{:.1f} G", 2.0 * tokens * f.dim * f.hidden / 1e9));
+             "  - the GEMMs dominate CUDA time: {:.1f} GFLOP each for gate, up and down.\n\n",
+             2.0 * static_cast<double>(tokens * f.dim * f.hidden) / 1e9);
 
   ts::manual_seed(0);
   const ts::nn::GeGLUMLP mlp(f.dim, f.hidden, path, {dtype, device}, "mlp_fwd");

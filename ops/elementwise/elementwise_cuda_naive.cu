@@ -56,7 +56,7 @@ struct GeluErfOp {  // x * Phi(x) = 0.5 x (1 + erf(x / sqrt 2)) = 0.5 x erfc(-x 
   __device__ float operator()(float x) const { return 0.5f * x * erfcf(x * -0.7071067811865476f); }
 };
 struct GeluTanhOp {  // 0.5 x (1 + tanh(u)), u = sqrt(2/pi) (x + 0.044715 x^3): see gelu_math.h
-  __device__ float operator()(float x) const { return gelu_tanh_f32(x); }
+  __device__ float operator()(float x) const { return gelu_tanh_fast_f32(x); }
 };
 struct ReluOp {  // NaN propagates, as in PyTorch
   __device__ float operator()(float x) const { return x > 0.0f || isnan(x) ? x : 0.0f; }

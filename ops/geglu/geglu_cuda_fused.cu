@@ -41,7 +41,7 @@ __global__ void geglu_fused_rows_kernel(const T* __restrict__ gate, int64_t gate
     const P u = *reinterpret_cast<const P*>(up + row * up_row_stride + col);
     P o;
 #pragma unroll
-    for (int i = 0; i < P::kSize; ++i) o.v[i] = from_float<T>(gelu_tanh_f32(to_float(g.v[i])) * to_float(u.v[i]));
+    for (int i = 0; i < P::kSize; ++i) o.v[i] = from_float<T>(gelu_tanh_fast_f32(to_float(g.v[i])) * to_float(u.v[i]));
     *reinterpret_cast<P*>(out + row * cols + col) = o;
   }
 }
@@ -53,7 +53,7 @@ __global__ void geglu_fused_strided_kernel(const T* gate, const T* up, T* out, i
        i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
     int64_t o[2];
     calc.offsets(i, o);
-    out[i] = from_float<T>(gelu_tanh_f32(to_float(gate[o[0]])) * to_float(up[o[1]]));
+    out[i] = from_float<T>(gelu_tanh_fast_f32(to_float(gate[o[0]])) * to_float(up[o[1]]));
   }
 }
 
