@@ -69,7 +69,7 @@ Run run_child(const std::string& test_case, const std::string& env) {
 
 }  // namespace
 
-TEST_CASE("profiler cuda: ts::add launches one kernel, charged to it; flows and clock in order") {
+TEST_CASE("profiler cuda: ts::add launches one kernel, charged to it, with flows and clock in order") {
   if (skip_without_gpu()) return;
   const ts::Tensor a = ts::randn({1000}, {ts::DType::bf16, ts::kCUDA}), b = ts::randn({1000}, {ts::DType::bf16, ts::kCUDA});
   ts::cuda::synchronize();
@@ -116,7 +116,7 @@ TEST_CASE("profiler cuda: ts::add launches one kernel, charged to it; flows and 
   CHECK(table.find("cudaLaunchKernel") != std::string::npos);
 }
 
-TEST_CASE("profiler cuda: addmm with a bias vector is one GEMM kernel and no copy; matmul's time is mm's") {
+TEST_CASE("profiler cuda: addmm with a bias vector is one GEMM kernel and no copy, and matmul's time is mm's") {
   if (skip_without_gpu()) return;
   const ts::Options bf16{ts::DType::bf16, ts::kCUDA};
   const ts::Tensor x = ts::randn({256, 256}, bf16), w = ts::randn({256, 256}, bf16), b = ts::randn({256}, bf16);
