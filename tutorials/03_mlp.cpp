@@ -79,13 +79,13 @@ int run(const Flags& f) {
   switch (path) {
     case ts::nn::MlpPath::eager:
       fmt::print("3 GEMMs (no biases: ts::linear -> ts::matmul -> ts::mm),\n"
-                 "    a gelu kernel and a mul kernel. Each [{}, {}] intermediate is {:.0f} MB: gelu writes one,\n"
+                 "    a gelu kernel and a mul kernel. Each [{}, {}] intermediate is {:.3g} MB: gelu writes one,\n"
                  "    mul reads it back with up's output and writes another.\n",
                  tokens, f.hidden, inter_mb);
       break;
     case ts::nn::MlpPath::fused:
       fmt::print("3 GEMMs and one ts::geglu kernel: gelu(g) * u in one pass.\n"
-                 "    It saves writing and re-reading the gelu output: {:.0f} MB of traffic per forward.\n",
+                 "    It saves writing and re-reading the gelu output: {:.3g} MB of traffic per forward.\n",
                  2 * inter_mb);
       break;
     case ts::nn::MlpPath::merged:
@@ -95,7 +95,7 @@ int run(const Flags& f) {
       break;
   }
   fmt::print("  - views (ts::t, ts::view, ts::narrow) show in the table with CPU time only, 0 CUDA time.\n"
-             "  - the GEMMs dominate CUDA time: {:.1f} GFLOP each for gate, up and down.\n\n",
+             "  - the GEMMs dominate CUDA time: {:.3g} GFLOP each for gate, up and down.\n\n",
              2.0 * static_cast<double>(tokens * f.dim * f.hidden) / 1e9);
 
   ts::manual_seed(0);

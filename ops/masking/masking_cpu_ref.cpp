@@ -23,8 +23,10 @@ template <typename Keep>
 void triangle(OpCall& call, Keep keep) {
   const Tensor& x = call.input(0);
   Tensor& out = call.out;
-  const int nd = x.dim();
+  const int nd = x.dim();  // >= 2, checked by the op's prepare step
   const int64_t rows = x.shape()[nd - 2], cols = x.shape()[nd - 1];
+  const int64_t x_row = x.strides()[nd - 2], x_col = x.strides()[nd - 1];
+  const int64_t out_row = out.strides()[nd - 2], out_col = out.strides()[nd - 1];
   visit_dtype(x.dtype(), [&](auto tag) {
     using T = decltype(tag);
     const T* px = static_cast<const T*>(x.data_ptr());
@@ -33,11 +35,7 @@ void triangle(OpCall& call, Keep keep) {
     batch[nd - 2] = batch[nd - 1] = 1;
     for_each_offset<2>(batch, {x.strides(), out.strides()}, [&](const auto& o) {
       for (int64_t i = 0; i < rows; ++i)
-        for (int64_t j = 0; j < cols; ++j) {
-          const int64_t xi = o[0] + i * x.strides()[nd - 2] + j * x.strides()[nd - 1];
-          const int64_t oi = o[1] + i * out.strides()[nd - 2] + j * out.strides()[nd - 1];
-          po[oi] = keep(j - i) ? px[xi] : T{};
-        }
+        for (int64_t j = 0; j < cols; ++j) po[o[1] + i * out_row + j * out_col] = keep(j - i) ? px[o[0] + i * x_row + j * x_col] : T{};
     });
   });
 }
