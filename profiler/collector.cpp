@@ -476,14 +476,7 @@ Recording stop_session() {
 
 void sort_events(std::vector<Event>& events) {
   const size_t n = events.size();
-  std::vector<int32_t> order(n);
-  std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(), [&](int32_t a, int32_t b) {
-    const Event& x = events[static_cast<size_t>(a)];
-    const Event& y = events[static_cast<size_t>(b)];
-    if (x.start_ns != y.start_ns) return x.start_ns < y.start_ns;
-    return x.end_ns > y.end_ns;
-  });
+  const std::vector<int32_t> order = start_order(events);
   bool identity = true;
   for (size_t i = 0; i < n && identity; ++i) identity = order[i] == static_cast<int32_t>(i);
   if (identity) return;
@@ -500,4 +493,17 @@ void sort_events(std::vector<Event>& events) {
 }
 
 }  // namespace detail
+
+std::vector<int32_t> start_order(const std::vector<Event>& events) {
+  std::vector<int32_t> order(events.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](int32_t a, int32_t b) {
+    const Event& x = events[static_cast<size_t>(a)];
+    const Event& y = events[static_cast<size_t>(b)];
+    if (x.start_ns != y.start_ns) return x.start_ns < y.start_ns;
+    return x.end_ns > y.end_ns;
+  });
+  return order;
+}
+
 }  // namespace ts::profiler

@@ -182,4 +182,8 @@ struct Recording {
   bool record_shapes = false, profile_memory = false, with_stack = false, with_flops = false;
 };
 
+// Indices of events in (start, -end) order, ties kept: an enclosing scope comes
+// before what it encloses. The trace, the table and the recording all use it.
+std::vector<int32_t> start_order(const std::vector<Event>& events);
+
 }  // namespace ts::profiler

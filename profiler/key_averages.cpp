@@ -83,14 +83,7 @@ EventList key_averages(const Recording& recording, bool group_by_input_shape, in
   const bool use_device = recording.use_cuda;
 
   // Events in (start, -end) order, ties kept: the order rows first appear in.
-  std::vector<int32_t> order(static_cast<size_t>(n));
-  std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(), [&](int32_t a, int32_t b) {
-    const Event& x = events[static_cast<size_t>(a)];
-    const Event& y = events[static_cast<size_t>(b)];
-    if (x.start_ns != y.start_ns) return x.start_ns < y.start_ns;
-    return x.end_ns > y.end_ns;
-  });
+  const std::vector<int32_t> order = start_order(events);
 
   // The CPU tree: each CPU range's parent and children (memory instants and GPU work take no part).
   std::vector<int32_t> parent(static_cast<size_t>(n), -1);

@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "ops/cpu_loops.h"
+#include "ops/reduce/reduce_layout.h"
 #include "ops/variants.h"
 
 namespace ts {
@@ -16,20 +17,9 @@ namespace {
 // Calls row(x_offset, out_offset) for every output element; the caller walks `dim`.
 template <typename Row>
 void for_each_row(const OpCall& call, Row row) {
-  const Tensor& x = call.input(0);
-  const Tensor& out = call.out;
-  Dims rows = x.shape();
-  Dims out_strides = Dims::filled(x.dim(), 0);  // out's strides laid over x's dims
-  const int d = static_cast<int>(call.dim);
-  for (int i = 0, j = 0; i < x.dim(); ++i) {
-    if (i == d) {
-      rows[i] = 1;
-      if (call.keepdim) ++j;
-      continue;
-    }
-    out_strides[i] = out.strides()[j++];
-  }
-  for_each_offset<2>(rows, {x.strides(), out_strides}, [&](const auto& o) { row(o[0], o[1]); });
+  const ReduceLayout layout = reduce_layout(call);
+  for_each_offset<2>(layout.rows, {call.input(0).strides(), layout.out_strides},
+                     [&](const auto& o) { row(o[0], o[1]); });
 }
 
 }  // namespace

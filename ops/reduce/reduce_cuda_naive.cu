@@ -11,6 +11,7 @@
 #include <math_constants.h>
 
 #include "ops/cuda_common.cuh"
+#include "ops/reduce/reduce_layout.h"
 #include "ops/variants.h"
 
 namespace ts {
@@ -88,20 +89,10 @@ struct ReduceRows {
 // x [*]; out: x's shape without (or with size 1 at) call.dim, contiguous.
 ReduceRows reduce_rows(const OpCall& call) {
   const Tensor& x = call.input(0);
-  const Tensor& out = call.out;
   const int d = static_cast<int>(call.dim);
-  Dims rows = x.shape();
-  Dims out_strides = Dims::filled(x.dim(), 0);  // out's strides laid over x's dims
-  for (int i = 0, j = 0; i < x.dim(); ++i) {
-    if (i == d) {
-      rows[i] = 1;
-      if (call.keepdim) ++j;
-      continue;
-    }
-    out_strides[i] = out.strides()[j++];
-  }
-  return {out.numel(), x.dim() ? x.shape()[d] : 1, x.dim() ? x.strides()[d] : 0,
-          make_offset_calc<2>(rows, {x.strides(), out_strides})};
+  const ReduceLayout layout = reduce_layout(call);
+  return {call.out.numel(), x.dim() ? x.shape()[d] : 1, x.dim() ? x.strides()[d] : 0,
+          make_offset_calc<2>(layout.rows, {x.strides(), layout.out_strides})};
 }
 
 unsigned reduce_blocks(int64_t rows) { return static_cast<unsigned>(ceil_div(rows, kReduceWarpsPerBlock)); }
