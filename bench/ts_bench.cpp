@@ -43,6 +43,7 @@ struct Result {
   double value;
   std::string unit;
   std::string note;
+  std::vector<Result> also = {};  // figures measured in the same run (printed as rows of their own)
 };
 
 // Median over `repeats` batches of the per-call time (microseconds) of fn.
@@ -74,6 +75,38 @@ double median_us_per_call(const std::function<void()>& fn, int inner, int repeat
   }
   std::nth_element(samples.begin(), samples.begin() + repeats / 2, samples.end());
   return samples[static_cast<size_t>(repeats / 2)];
+}
+
+// Two loops timed in alternation, batch against batch, so that a change in the
+// machine's speed hits both alike: the medians of each, of their difference and
+// of their ratio (per call, microseconds).
+struct Paired {
+  double fn_us, baseline_us, excess_us, ratio;
+};
+Paired paired_us_per_call(const std::function<void()>& fn, const std::function<void()>& baseline, int inner,
+                          int repeats, const std::function<void()>& after) {
+  const auto batch = [&](const std::function<void()>& f) {
+    const auto t0 = std::chrono::steady_clock::now();
+    for (int i = 0; i < inner; ++i) f();
+    const auto t1 = std::chrono::steady_clock::now();
+    after();
+    return std::chrono::duration<double, std::micro>(t1 - t0).count() / inner;
+  };
+  batch(baseline);  // warm-up
+  batch(fn);
+  std::vector<double> fn_us, base_us, excess, ratio;
+  for (int r = 0; r < repeats; ++r) {
+    const double b = batch(baseline), f = batch(fn);
+    base_us.push_back(b);
+    fn_us.push_back(f);
+    excess.push_back(f - b);
+    ratio.push_back(f / b);
+  }
+  const auto median = [](std::vector<double>& v) {
+    std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2), v.end());
+    return v[v.size() / 2];
+  };
+  return {median(fn_us), median(base_us), median(excess), median(ratio)};
 }
 
 // Median device time (milliseconds) of fn over `repeats` runs, each bracketed by
@@ -141,28 +174,34 @@ void add_gpu_entries(std::vector<Entry>& list) {
                     return Result{"cuda/raw_launch_cupti", us, "us", ""};
                   },
                   true});
+  // ts::add against the empty kernel in the same run (alternating batches): what an op costs
+  // above a bare launch, with and without the profiler recording CPU and CUDA activity.
   list.push_back({"profiler/cuda/add_1elem_profiled",
-                  "ts::add of 1-element bf16 while recording CPU + CUDA; target <= 1.0 us above raw_launch_cupti "
-                  "(PyTorch: 11.7 us)",
+                  "ts::add of 1-element bf16 while recording CPU + CUDA (PyTorch: 11.7 us); _excess: above "
+                  "raw_launch_cupti in the same run, target <= 1.0 us",
                   [gpu] {
                     const ts::Tensor a = ts::randn({1}, {ts::DType::bf16, gpu}), b = ts::randn({1}, {ts::DType::bf16, gpu});
                     ts::Tensor sink;
                     ts::profiler::ProfilerConfig config;
                     config.activities = {ts::profiler::Activity::CPU, ts::profiler::Activity::CUDA};
-                    config.max_events_per_thread = 2'000'000;
                     ts::profiler::Profiler profiler(config);
                     profiler.start();
-                    const double us = median_us_per_call([&] { sink = ts::add(a, b); }, 2000, 51, sync);
+                    const Paired p = paired_us_per_call([&] { sink = ts::add(a, b); },
+                                                        [] { ts::bench::launch_empty_kernel(); }, 1000, 31, sync);
                     profiler.stop();
-                    return Result{"profiler/cuda/add_1elem_profiled", us, "us", ""};
+                    return Result{"profiler/cuda/add_1elem_profiled", p.fn_us, "us", "",
+                                  {{"profiler/cuda/add_1elem_profiled_excess", p.excess_us, "us", ""}}};
                   },
                   true});
-  list.push_back({"dispatch/cuda/add_1elem", "ts::add of 1-element bf16 tensors, CPU side; target <= 1.15x raw_launch",
+  list.push_back({"dispatch/cuda/add_1elem",
+                  "ts::add of 1-element bf16 tensors, CPU side; _ratio: over raw_launch in the same run, target <= 1.15",
                   [gpu] {
                     const ts::Tensor a = ts::randn({1}, {ts::DType::bf16, gpu}), b = ts::randn({1}, {ts::DType::bf16, gpu});
                     ts::Tensor sink;
-                    const double us = median_us_per_call([&] { sink = ts::add(a, b); }, 2000, 51, sync);
-                    return Result{"dispatch/cuda/add_1elem", us, "us", ""};
+                    const Paired p = paired_us_per_call([&] { sink = ts::add(a, b); },
+                                                        [] { ts::bench::launch_empty_kernel(); }, 2000, 51, sync);
+                    return Result{"dispatch/cuda/add_1elem", p.fn_us, "us", "",
+                                  {{"dispatch/cuda/add_1elem_ratio", p.ratio, "x", ""}}};
                   },
                   true});
   list.push_back({"dispatch/cuda/view_t", "ts::t of a cuda tensor (metadata only); target <= 0.15 us",
@@ -341,7 +380,13 @@ int main(int argc, char** argv) {
     }
     const Result r = e.run();
     fmt::print("{:<28} {:>12.3f} {:<8}  {}\n", r.name, r.value, r.unit, e.note);
-    if (json) fmt::print(json, "{{\"name\": \"{}\", \"value\": {:.6g}, \"unit\": \"{}\"}}\n", r.name, r.value, r.unit);
+    for (const Result& more : r.also) fmt::print("{:<28} {:>12.3f} {:<8}\n", more.name, more.value, more.unit);
+    if (json) {
+      fmt::print(json, "{{\"name\": \"{}\", \"value\": {:.6g}, \"unit\": \"{}\"}}\n", r.name, r.value, r.unit);
+      for (const Result& more : r.also)
+        fmt::print(json, "{{\"name\": \"{}\", \"value\": {:.6g}, \"unit\": \"{}\"}}\n", more.name, more.value,
+                   more.unit);
+    }
   }
   if (json) std::fclose(json);
   return 0;

@@ -1,5 +1,6 @@
 // ops/cuda_common.cuh: the device helpers every CUDA kernel file shares.
 //
+//   launch                      kernel<<<grid, block>>>(args...) on the current stream, error kept
 //   ceil_div, grid_for          launch arithmetic
 //   CudaType / visit_*_dtype    ts::DType -> the CUDA element type (float, __nv_bfloat16, __half, bool, int64_t)
 //   to_float / from_float       16-bit floats widen to f32 for arithmetic and round once on the store
@@ -17,8 +18,11 @@
 #include <array>
 #include <cstdint>
 #include <cstring>
+#include <tuple>
+#include <type_traits>
 
 #include "ops/op_call.h"
+#include "tensor/cuda_check.h"
 #include "tensor/cuda_device.h"
 #include "tensor/error.h"
 
@@ -34,6 +38,27 @@ constexpr int64_t kMaxBlocks = 65536;  // past this, kernels loop (grid-stride) 
 // Blocks for n independent work items at kThreads per block.
 inline unsigned grid_for(int64_t n) {
   return static_cast<unsigned>(std::max<int64_t>(1, std::min<int64_t>(ceil_div(n, kThreads), kMaxBlocks)));
+}
+
+// ---- launching -----------------------------------------------------------------
+
+// launch(kernel, grid, block, args...) is kernel<<<grid, block, 0, current stream>>>(args...)
+// that keeps the launch's error for dispatch() to report, naming the variant
+// (cuda::check_launch). The chevrons drop that error, and reading it back with
+// cudaGetLastError is one more runtime call per op: ~0.2 us once CUPTI has been
+// initialised, a fifth of the profiler's per-op budget. The arguments convert to
+// the kernel's parameter types, as with <<<>>>.
+template <typename... Params, typename... Args>
+void launch(void (*kernel)(Params...), dim3 grid, dim3 block, Args&&... args) {
+  static_assert(sizeof...(Params) == sizeof...(Args), "launch: the kernel takes a different number of arguments");
+  std::tuple<std::remove_cv_t<Params>...> values(std::forward<Args>(args)...);
+  std::apply(
+      [&](auto&... value) {
+        void* pointers[] = {static_cast<void*>(&value)..., nullptr};  // cudaLaunchKernel's argument array
+        cuda::note_launch(cudaLaunchKernel(reinterpret_cast<const void*>(kernel), grid, block, pointers, 0,
+                                           cuda::current_stream()));
+      },
+      values);
 }
 
 // ---- element types -------------------------------------------------------------

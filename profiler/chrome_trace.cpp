@@ -141,7 +141,7 @@ class Writer {
 
   void event(const Event& e, size_t index) {
     if (e.kind == EventKind::memory) return memory(e, index);
-    const bool device = is_device_activity(e.kind);
+    const bool device = on_gpu_lane(e.kind);
     put(out_, "  {\n    \"ph\": \"X\", \"cat\": \"");
     put(out_, category(e.kind));
     put(out_, "\", \"name\": ");
@@ -168,7 +168,7 @@ class Writer {
     std::set<std::pair<int, int64_t>> streams;
     for (const DeviceProperties& d : r_.devices) gpus.insert(d.id);
     for (const Event& e : r_.events) {
-      if (!is_device_activity(e.kind)) continue;
+      if (!on_gpu_lane(e.kind)) continue;
       gpus.insert(e.device);
       streams.insert({e.device, e.stream});
     }
@@ -177,7 +177,13 @@ class Writer {
       process(-1, "CUPTI overhead", "profiler overhead", 6000000, ts);  // never an op's time
       thread(-1, 0, "CUPTI overhead", 0, ts);
     }
-    for (const auto& [gpu, stream] : streams) thread(gpu, stream, fmt::format("stream {} ", stream), stream, ts);
+    for (const auto& [gpu, stream] : streams) {
+      if (stream < 0) {
+        thread(gpu, stream, fmt::format("Device {}", gpu), -1, ts);  // device-wide syncs, as Kineto names the row
+      } else {
+        thread(gpu, stream, fmt::format("stream {} ", stream), stream, ts);
+      }
+    }
     for (const ThreadInfo& t : r_.threads)
       thread(r_.pid, t.tid, fmt::format("thread {} ({})", t.tid, t.name.empty() ? r_.process_name : t.name), t.tid, ts);
   }
@@ -209,7 +215,7 @@ class Writer {
   // Correlations of GPU work: a launch call gets its flow start only when its work is in the trace.
   void index_correlations() {
     for (const Event& e : r_.events)
-      if (is_device_activity(e.kind) && e.correlation != 0) gpu_correlations_.insert(e.correlation);
+      if (on_gpu_lane(e.kind) && e.correlation != 0) gpu_correlations_.insert(e.correlation);
   }
 
  private:
@@ -279,6 +285,16 @@ class Writer {
         }
         break;
       }
+      case EventKind::cuda_sync:  // Kineto's CudaSyncActivity args
+        sep();
+        put(out_, "\"cuda_sync_kind\": ");
+        put_string(out_, e.name);
+        if (e.name == "Event Sync" || e.name == "Stream Wait Event")  // the recording stream is not tracked
+          fmt::format_to(it, ", \"wait_on_stream\": -1, \"wait_on_cuda_event_record_corr_id\": -1, "
+                             "\"wait_on_cuda_event_id\": {}", e.cuda_event_id);
+        fmt::format_to(it, ", \"stream\": {}, \"correlation\": {}, \"device\": {}, \"context\": 1", e.stream,
+                       e.correlation, e.device);
+        break;
       case EventKind::gpu_user_annotation:
       case EventKind::overhead:
       case EventKind::memory:
@@ -331,7 +347,8 @@ class Writer {
   void flow(const Event& e) {
     if (e.correlation == 0) return;
     auto it = std::back_inserter(out_);
-    if (e.kind == EventKind::kernel || e.kind == EventKind::memcpy || e.kind == EventKind::memset) {
+    if (e.kind == EventKind::kernel || e.kind == EventKind::memcpy || e.kind == EventKind::memset ||
+        e.kind == EventKind::cuda_sync) {
       fmt::format_to(it, "  {{\n    \"ph\": \"f\", \"id\": {}, \"pid\": {}, \"tid\": {}, \"ts\": ", e.correlation,
                      e.device, e.stream);
       put_ts(e.start_ns);
@@ -390,6 +407,7 @@ const char* category(EventKind kind) {
     case EventKind::memcpy: return "gpu_memcpy";
     case EventKind::memset: return "gpu_memset";
     case EventKind::gpu_user_annotation: return "gpu_user_annotation";
+    case EventKind::cuda_sync: return "cuda_sync";
     case EventKind::overhead: return "overhead";
   }
   return "?";

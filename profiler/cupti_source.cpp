@@ -11,6 +11,8 @@
 #include <cuda_occupancy.h>
 #include <cuda_runtime_api.h>
 #include <cupti.h>
+#include <cupti_driver_cbid.h>
+#include <cupti_runtime_cbid.h>
 #include <cxxabi.h>
 #include <fmt/core.h>
 
@@ -73,6 +75,7 @@ struct GpuRecord {
   std::string_view name, mangled;
   int grid[3], block[3];
   int registers, static_smem, dynamic_smem;
+  uint32_t cuda_event_id;  // a sync on an event
 };
 struct OverheadRecord {
   int64_t start, end;
@@ -108,18 +111,42 @@ bool kept_driver_call(std::string_view name) {
   return name.starts_with("cuLaunch") || name.starts_with("cuMemcpy") || name.starts_with("cuMemset");
 }
 
-// "cudaLaunchKernel_v7000" -> "cudaLaunchKernel", cached per (domain, cbid).
-std::string_view api_name(CUpti_CallbackDomain domain, uint32_t cbid) {
-  static std::map<std::pair<int, uint32_t>, std::string_view> names;  // only the buffer thread uses it
-  const auto key = std::make_pair(static_cast<int>(domain), cbid);
-  if (const auto it = names.find(key); it != names.end()) return it->second;
+// "cudaLaunchKernel_v7000" -> "cudaLaunchKernel".
+std::string callback_name(CUpti_CallbackDomain domain, uint32_t cbid) {
   const char* raw = nullptr;
   std::string name = cuptiGetCallbackName(domain, cbid, &raw) == CUPTI_SUCCESS && raw != nullptr
                          ? std::string(raw)
                          : fmt::format("cuda api {}", cbid);
   if (const size_t v = name.find("_v"); v != std::string::npos && v + 2 < name.size() && std::isdigit(name[v + 2]))
     name.resize(v);
-  return names[key] = detail::intern(name);
+  return name;
+}
+
+// The same, interned and cached per (domain, cbid) for the buffer thread.
+std::string_view api_name(CUpti_CallbackDomain domain, uint32_t cbid) {
+  static std::map<std::pair<int, uint32_t>, std::string_view> names;  // only the buffer thread uses it
+  const auto key = std::make_pair(static_cast<int>(domain), cbid);
+  if (const auto it = names.find(key); it != names.end()) return it->second;
+  return names[key] = detail::intern(callback_name(domain, cbid));
+}
+
+// Which API calls CUPTI records, chosen at the source so that the calls we do
+// not keep cost no record: every runtime call but the blocklist (cudaGetLastError
+// follows every launch), and of the driver only launches, copies and sets
+// (cuBLAS makes many other driver calls per GEMM). Computed once.
+struct ApiSelection {
+  std::vector<uint32_t> blocked_runtime, dropped_driver;
+};
+const ApiSelection& api_selection() {
+  static const ApiSelection selection = [] {
+    ApiSelection s;
+    for (uint32_t cbid = 1; cbid < CUPTI_RUNTIME_TRACE_CBID_SIZE; ++cbid)
+      if (blocked_runtime_call(callback_name(CUPTI_CB_DOMAIN_RUNTIME_API, cbid))) s.blocked_runtime.push_back(cbid);
+    for (uint32_t cbid = 1; cbid < CUPTI_DRIVER_TRACE_CBID_SIZE; ++cbid)
+      if (!kept_driver_call(callback_name(CUPTI_CB_DOMAIN_DRIVER_API, cbid))) s.dropped_driver.push_back(cbid);
+    return s;
+  }();
+  return selection;
 }
 
 // The kernel's name demangled, and as the binary has it; cached per CUPTI name pointer.
@@ -160,6 +187,16 @@ const char* memory_kind(uint16_t kind) {
     case CUPTI_ACTIVITY_MEMORY_KIND_DEVICE_STATIC: return "Device Static";
     case CUPTI_ACTIVITY_MEMORY_KIND_MANAGED_STATIC: return "Managed Static";
     default: return "Unknown";
+  }
+}
+
+const char* sync_name(CUpti_ActivitySynchronizationType type) {
+  switch (type) {
+    case CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_EVENT_SYNCHRONIZE: return "Event Sync";
+    case CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_WAIT_EVENT: return "Stream Wait Event";
+    case CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_SYNCHRONIZE: return "Stream Sync";
+    case CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_CONTEXT_SYNCHRONIZE: return "Context Sync";
+    default: return "Unknown Sync";
   }
 }
 
@@ -209,7 +246,7 @@ void CUPTIAPI buffer_completed(CUcontext context, uint32_t stream, uint8_t* buff
           r.gpu.push_back({EventKind::kernel, static_cast<int64_t>(k->start), static_cast<int64_t>(k->end), k->deviceId,
                            k->contextId, k->streamId, k->correlationId, 0, name, mangled,
                            {k->gridX, k->gridY, k->gridZ}, {k->blockX, k->blockY, k->blockZ}, k->registersPerThread,
-                           k->staticSharedMemory, k->dynamicSharedMemory});
+                           k->staticSharedMemory, k->dynamicSharedMemory, 0});
           break;
         }
         case CUPTI_ACTIVITY_KIND_MEMCPY: {
@@ -218,7 +255,7 @@ void CUPTIAPI buffer_completed(CUcontext context, uint32_t stream, uint8_t* buff
                                                                    memory_kind(m->srcKind), memory_kind(m->dstKind)));
           r.gpu.push_back({EventKind::memcpy, static_cast<int64_t>(m->start), static_cast<int64_t>(m->end), m->deviceId,
                            m->contextId, m->streamId, m->correlationId, static_cast<int64_t>(m->bytes), name, {}, {},
-                           {}, 0, 0, 0});
+                           {}, 0, 0, 0, 0});
           break;
         }
         case CUPTI_ACTIVITY_KIND_MEMSET: {
@@ -226,7 +263,15 @@ void CUPTIAPI buffer_completed(CUcontext context, uint32_t stream, uint8_t* buff
           const std::string_view name = detail::intern(fmt::format("Memset ({})", memory_kind(m->memoryKind)));
           r.gpu.push_back({EventKind::memset, static_cast<int64_t>(m->start), static_cast<int64_t>(m->end), m->deviceId,
                            m->contextId, m->streamId, m->correlationId, static_cast<int64_t>(m->bytes), name, {}, {},
-                           {}, 0, 0, 0});
+                           {}, 0, 0, 0, 0});
+          break;
+        }
+        case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION: {
+          const auto* y = reinterpret_cast<const CUpti_ActivitySynchronization2*>(record);
+          // CUPTI names only the context; convert() finds its device through the GPU work of that context.
+          r.gpu.push_back({EventKind::cuda_sync, static_cast<int64_t>(y->start), static_cast<int64_t>(y->end), 0,
+                           y->contextId, y->streamId, y->correlationId, 0, sync_name(y->type), {}, {}, {}, 0, 0, 0,
+                           y->cudaEventId});
           break;
         }
         case CUPTI_ACTIVITY_KIND_RUNTIME:
@@ -276,10 +321,11 @@ void pop_correlation(int kind) {
 }
 constexpr detail::CorrelationHooks kCuptiHooks{&push_correlation, &pop_correlation};
 
+// The kinds enabled; api_selection() then switches single API calls off.
 constexpr CUpti_ActivityKind kKinds[] = {
-    CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,   CUPTI_ACTIVITY_KIND_MEMSET,
-    CUPTI_ACTIVITY_KIND_RUNTIME,           CUPTI_ACTIVITY_KIND_DRIVER,   CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION,
-    CUPTI_ACTIVITY_KIND_OVERHEAD};
+    CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,          CUPTI_ACTIVITY_KIND_MEMSET,
+    CUPTI_ACTIVITY_KIND_RUNTIME,           CUPTI_ACTIVITY_KIND_DRIVER,          CUPTI_ACTIVITY_KIND_SYNCHRONIZATION,
+    CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION, CUPTI_ACTIVITY_KIND_OVERHEAD};
 
 // est. achieved occupancy, as Kineto computes it from the occupancy calculator.
 void footprint(const GpuRecord& g, const cudaDeviceProp& prop, KernelInfo& k) {
@@ -327,6 +373,10 @@ class CuptiSource final : public DeviceActivitySource {
         return;
       }
     }
+    // After the kinds: enabling a kind again would undo the per-call choices.
+    const ApiSelection& selection = api_selection();
+    for (uint32_t cbid : selection.blocked_runtime) cuptiActivityEnableRuntimeApi(cbid, 0);
+    for (uint32_t cbid : selection.dropped_driver) cuptiActivityEnableDriverApi(cbid, 0);
     enabled_ = true;
   }
 
@@ -506,7 +556,16 @@ class CuptiSource final : public DeviceActivitySource {
     };
     std::map<std::tuple<uint32_t, uint32_t, uint64_t>, Span> annotation_spans;  // (device, stream, annotation id)
     std::sort(gpu.begin(), gpu.end(), [](const GpuRecord& a, const GpuRecord& b) { return a.start < b.start; });
-    for (const GpuRecord& g : gpu) {
+    std::unordered_map<uint32_t, uint32_t> device_of_context;  // sync records name only their context
+    for (GpuRecord& g : gpu)
+      if (g.kind != EventKind::cuda_sync) device_of_context.emplace(g.context, g.device);
+    int current = 0;
+    cudaGetDevice(&current);
+    for (GpuRecord& g : gpu) {
+      if (g.kind == EventKind::cuda_sync) {  // no GPU work seen in that context: the thread's device
+        const auto it = device_of_context.find(g.context);
+        g.device = it != device_of_context.end() ? it->second : static_cast<uint32_t>(current);
+      }
       const auto launched = launch_start.find(g.correlation);
       if (launched == launch_start.end()) {
         if (before_window.contains(g.correlation) || g.start < begin) continue;  // the wait/warmup steps' work
@@ -522,12 +581,14 @@ class CuptiSource final : public DeviceActivitySource {
       e.end_ns = std::max(g.end, g.start);
       e.id = lookup(op_of, g.correlation);
       e.device = static_cast<int>(g.device);
-      e.stream = g.stream;
-      e.tid = g.stream;
+      e.stream = static_cast<int32_t>(g.stream);  // CUPTI's "none" (a device-wide sync) reads as -1
+      e.tid = e.stream;
       e.correlation = g.correlation;
       e.bytes = g.bytes;
+      e.cuda_event_id = g.cuda_event_id;
       if (g.kind == EventKind::kernel && g.device < props_.size()) footprint(g, props_[g.device], e.kernel_info);
-      if (const uint64_t annotation = lookup(annotation_of, g.correlation); annotation != 0) {
+      if (const uint64_t annotation = lookup(annotation_of, g.correlation);
+          annotation != 0 && g.kind != EventKind::cuda_sync) {  // a wait is not the annotation's GPU work
         auto [it, inserted] = annotation_spans.try_emplace({g.device, g.stream, annotation}, Span{e.start_ns, e.end_ns});
         if (!inserted) {
           it->second.start = std::min(it->second.start, e.start_ns);

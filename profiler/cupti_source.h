@@ -3,12 +3,14 @@
 // What Kineto does for torch.profiler (reference/kineto-spec.md section 4), in one file:
 //   prepare()     first use: register CUPTI's buffer and timestamp callbacks;
 //                 every window: enable the activity kinds (kernels, copies,
-//                 sets, runtime and driver calls, external correlation, overhead)
+//                 sets, runtime and driver calls, external correlation,
+//                 synchronization, overhead), then switch off at the source the
+//                 API calls nobody keeps (cudaGetLastError, cuBLAS's driver queries)
 //   start()       ops now push their External id on CUPTI's correlation stack
 //   end_window()  cudaDeviceSynchronize: the GPU finishes inside the window
 //   stop()        flush, disable; records become Events (event.h): kernels with
 //                 their footprint, copies, launch calls with their op as parent,
-//                 gpu_user_annotation spans; anything from before the window
+//                 gpu_user_annotation spans, syncs (trace only); anything from before the window
 //                 (the schedule's wait and warmup steps) is dropped
 // When CUPTI cannot start, start() says why on stderr and the profile falls
 // back to per-op CUDA-event timing (cuda_event_fallback.h), marked as such in

@@ -13,6 +13,8 @@
 //     cuda_runtime, cuda_driver   API calls on a CPU thread: cudaLaunchKernel, cuLaunchKernelEx
 //     kernel, memcpy, memset      GPU work: pid = device, tid = stream
 //     gpu_user_annotation         the span of an annotation's GPU work on one stream
+//     cuda_sync                   a wait: "Context Sync" (cudaDeviceSynchronize), "Stream Sync",
+//                                 "Event Sync", "Stream Wait Event"; trace only, never CUDA time
 //     overhead                    CUPTI's own work (buffer flushes, instrumentation)
 //
 // Links between events:
@@ -49,6 +51,7 @@ enum class EventKind : uint8_t {
   memcpy,
   memset,
   gpu_user_annotation,
+  cuda_sync,
   overhead,
 };
 
@@ -61,6 +64,8 @@ constexpr bool is_device_activity(EventKind kind) {
   return kind == EventKind::kernel || kind == EventKind::memcpy || kind == EventKind::memset ||
          kind == EventKind::gpu_user_annotation;
 }
+// Drawn on a GPU lane (pid = device, tid = stream; a device-wide sync has stream -1).
+constexpr bool on_gpu_lane(EventKind kind) { return is_device_activity(kind) || kind == EventKind::cuda_sync; }
 // A scope or API call on a CPU thread (a duration event with CPU time).
 constexpr bool is_cpu_range(EventKind kind) {
   return kind == EventKind::cpu_op || kind == EventKind::user_annotation || kind == EventKind::profiler_step ||
@@ -126,10 +131,11 @@ struct Event {
   Device memory_device = kCPU;
 
   // CUDA side
-  int device = -1;           // GPU index (kernel, memcpy, memset, gpu annotation)
-  int64_t stream = -1;
+  int device = -1;           // GPU index (kernel, memcpy, memset, gpu annotation, sync)
+  int64_t stream = -1;       // -1: none (a device-wide sync)
   uint64_t correlation = 0;  // CUPTI correlation id: launch call <-> GPU work
   int cbid = 0;              // CUPTI callback id of a runtime/driver call (211: cudaLaunchKernel)
+  uint32_t cuda_event_id = 0;  // cuda_sync on an event ("Event Sync", "Stream Wait Event"): the event waited on
   KernelInfo kernel_info;
   std::string_view mangled_name;  // kernel: the name as the binary has it (`name` is demangled)
   // memcpy/memset: bytes moved are in `bytes` above.

@@ -166,7 +166,8 @@ EventList key_averages(const Recording& recording, bool group_by_input_shape, in
     // A [memory] event inside a scope is already in that scope's memory columns;
     // one outside every scope becomes a "[memory]" row of its own.
     if (e.kind == EventKind::memory && e.parent >= 0) continue;
-    if (e.kind == EventKind::overhead) continue;  // CUPTI's own work: trace only
+    // CUPTI's own work and waits for the device: trace only (a wait is not GPU time).
+    if (e.kind == EventKind::overhead || e.kind == EventKind::cuda_sync) continue;
 
     const bool device = is_device_activity(e.kind);
     const bool annotation = is_annotation(e.kind);

@@ -23,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "tensor/cuda_check.h"
 #include "tensor/cuda_device.h"
 #include "tests/support/compare.h"
 #include "tests/support/reference.h"
@@ -682,6 +683,27 @@ TEST_CASE("cuda: every variant: geglu over shapes, layouts and the halves of a m
       CHECK_GPU(ts::geglu(gate, up), want, dtype, 1600);
     }
   }
+}
+
+namespace ts::testing {
+void launch_probe(int* out, int threads);  // support/launch_probe.cu
+}
+
+TEST_CASE("cuda: a failed launch is reported once, by check_launch, naming the variant") {
+  // The hand-off itself needs no GPU: the first error noted is the one reported, then it is cleared.
+  ts::cuda::note_launch(cudaErrorInvalidConfiguration);
+  ts::cuda::note_launch(cudaErrorLaunchOutOfResources);
+  CHECK_THROWS_WITH(ts::cuda::check_launch("add/cuda/naive"),
+                    doctest::Contains("add/cuda/naive: launch failed: invalid configuration argument"));
+  CHECK_NOTHROW(ts::cuda::check_launch("add/cuda/naive"));
+  if (no_gpu()) return;
+  const Tensor out = ts::empty({1024}, {DType::i64, ts::kCUDA});
+  ts::testing::launch_probe(static_cast<int*>(out.data_ptr()), 2048);  // past the 1024 threads a block may have
+  CHECK_THROWS_WITH(ts::cuda::check_launch("probe/cuda/launch"),
+                    doctest::Contains("probe/cuda/launch: launch failed: invalid configuration argument"));
+  ts::testing::launch_probe(static_cast<int*>(out.data_ptr()), 1024);  // the context is still usable
+  CHECK_NOTHROW(ts::cuda::check_launch("probe/cuda/launch"));
+  ts::cuda::synchronize();
 }
 
 // Last: every cuda variant of the registry was exercised by a case above.

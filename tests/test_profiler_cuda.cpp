@@ -17,6 +17,7 @@
 #include <string>
 
 #include "ops/ops.h"
+#include "profiler/chrome_trace.h"
 #include "profiler/profiler.h"
 #include "tensor/cuda_device.h"
 
@@ -147,6 +148,45 @@ TEST_CASE("profiler cuda: addmm with a bias vector is one GEMM kernel and no cop
     if ((e.kind == prof::EventKind::cuda_runtime || e.kind == prof::EventKind::cuda_driver) &&
         std::string_view(e.name).find("Launch") != std::string_view::npos)
       CHECK(e.parent >= 0);
+}
+
+TEST_CASE("profiler cuda: synchronizations are recorded, linked to their call, and are not CUDA time") {
+  if (skip_without_gpu()) return;
+  const ts::Tensor a = ts::randn({1000}, {ts::DType::bf16, ts::kCUDA}), b = ts::randn({1000}, {ts::DType::bf16, ts::kCUDA});
+  ts::cuda::synchronize();
+  prof::Profiler p(cuda_config());
+  p.start();
+  ts::add(a, b);
+  ts::cuda::synchronize();                                          // a Context Sync inside an op-less stretch
+  REQUIRE(cudaStreamSynchronize(ts::cuda::current_stream()) == cudaSuccess);  // a Stream Sync
+  p.stop();                                                         // and the window's closing Context Sync
+  const prof::Recording& r = p.recording();
+  REQUIRE(r.device_activity.source == "cupti");
+  std::map<uint64_t, const prof::Event*> call_of;
+  for (const prof::Event& e : r.events)
+    if (e.kind == prof::EventKind::cuda_runtime) call_of[e.correlation] = &e;
+  const auto syncs = count(r, prof::EventKind::cuda_sync);
+  INFO("syncs: ", fmt::format("{}", total(syncs)));
+  CHECK(syncs.at("Context Sync") == 2);
+  CHECK(syncs.at("Stream Sync") == 1);
+  for (const prof::Event& e : r.events) {
+    if (e.kind != prof::EventKind::cuda_sync) continue;
+    REQUIRE(call_of.contains(e.correlation));
+    const prof::Event& call = *call_of[e.correlation];
+    CHECK(call.name == (e.name == "Context Sync" ? "cudaDeviceSynchronize" : "cudaStreamSynchronize"));
+    CHECK(e.start_ns >= call.start_ns);
+    CHECK(e.device == 0);
+    if (e.name == "Context Sync") CHECK(e.stream == -1);  // device-wide: the "Device 0" lane
+  }
+  const prof::EventList rows = p.key_averages();
+  CHECK(rows.find("Context Sync", /*is_device=*/true) == nullptr);  // a wait, not GPU work
+  int64_t device_ns = 0;
+  for (const prof::KeyAverage& row : rows.rows)
+    if (row.is_device && !row.is_user_annotation) device_ns += row.self_device_time_total_ns;
+  CHECK(device_ns == rows.find("ts::add")->self_device_time_total_ns);
+  const std::string json = prof::chrome_trace_json(r, "sync");
+  CHECK(json.find("\"cat\": \"cuda_sync\", \"name\": \"Context Sync\"") != std::string::npos);
+  CHECK(json.find("\"name\": \"Device 0\"") != std::string::npos);
 }
 
 TEST_CASE("profiler cuda: 100,000 launches give exactly 100,000 kernel events") {

@@ -223,6 +223,42 @@ TEST_CASE("chrome trace: CUDA events (kernels, launches, flows) pass the checker
   CHECK(text.find("\"ph\": \"s\", \"id\": 1002") == std::string::npos);
 }
 
+TEST_CASE("chrome trace: a synchronization is a cuda_sync slice with its flow, on the device lane; not a table row") {
+  SyntheticEvents s(/*use_cuda=*/true);
+  s.op("ts::add", 1000, 9000, -1);
+  s.runtime("cudaLaunchKernel", 2000, 5000, 0);
+  s.kernel("ts_add_kernel", 6000, 8000, 0);
+  const int call = s.runtime("cudaDeviceSynchronize", 10000, 20000, -1);
+  s.sync("Context Sync", 10500, 19500, call);
+  const fs::path path = scratch_dir() / "sync.json";
+  prof::export_chrome_trace(s.rec, path.string());
+  std::string report;
+  CHECK(trace_check(path, -1, &report) == 0);
+  CHECK(report.find("GPU work: 2 (launch calls 2)") != std::string::npos);
+  const std::string text = read_text(path);
+  CHECK(text.find("\"cat\": \"cuda_sync\", \"name\": \"Context Sync\", \"pid\": 0, \"tid\": -1") != std::string::npos);
+  CHECK(text.find("\"cuda_sync_kind\": \"Context Sync\", \"stream\": -1, \"correlation\": 1001") != std::string::npos);
+  CHECK(text.find("\"ph\": \"s\", \"id\": 1001, \"pid\": 100, \"tid\": 1") != std::string::npos);
+  CHECK(text.find("\"ph\": \"f\", \"id\": 1001, \"pid\": 0, \"tid\": -1") != std::string::npos);
+  CHECK(text.find("\"name\": \"Device 0\"") != std::string::npos);
+
+  const prof::EventList rows = prof::key_averages(s.rec);
+  CHECK(rows.find("Context Sync", /*is_device=*/true) == nullptr);
+  CHECK(rows.find("Context Sync") == nullptr);
+  REQUIRE(rows.find("ts_add_kernel", /*is_device=*/true) != nullptr);
+  CHECK(rows.find("ts::add")->self_device_time_total_ns == 2000);
+
+  // A sync whose call is missing is reported like a kernel's.
+  SyntheticEvents k(/*use_cuda=*/true);
+  const int lone = k.runtime("cudaStreamSynchronize", 1000, 2000, -1);
+  k.sync("Stream Sync", 1500, 1900, lone);
+  k.at(lone).correlation = 77;  // the call now names another correlation
+  const fs::path orphan = scratch_dir() / "orphan_sync.json";
+  prof::export_chrome_trace(k.rec, orphan.string());
+  CHECK(trace_check(orphan, -1, &report) == 1);
+  CHECK(report.find("cuda_sync \"Stream Sync\" (correlation 1000) has no launch call") != std::string::npos);
+}
+
 TEST_CASE("ts_trace_check: finds overlapping slices, a kernel before its launch, missing keys") {
   SyntheticEvents s(/*use_cuda=*/true);
   s.op("ts::a", 1000, 5000, -1);

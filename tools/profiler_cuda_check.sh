@@ -38,7 +38,8 @@ for args in "--size 64" "--size 64 --fused" "--size 4096"; do
 done
 for json in "$work"/traces/*.json; do
   "$BUILD/ts_trace_check" "$json" --steps 3 >"$json.check.txt" 2>&1
-  step "ts_trace_check $(basename "$json")" $?
+  rc=$?  # read before the step line: its $(basename) would reset $?
+  step "ts_trace_check $(basename "$json")" $rc
   tail -n 8 "$json.check.txt"
 done
 cp "$work"/traces/* "$OUT/tutorial01/"

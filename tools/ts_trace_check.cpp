@@ -8,7 +8,7 @@
 // a dur >= 0; duration events on one pid/tid are strictly nested or disjoint
 // (what Perfetto needs to draw them); ProfilerStep#N numbers are unique and
 // consecutive (and as many as --steps says); cpu_op events carry an External
-// id; every kernel, memcpy and memset starts after its launch call and has
+// id; every kernel, memcpy, memset and sync starts after its API call and has
 // exactly one incoming flow. Prints what it found; exits 1 on any violation.
 #include <fmt/core.h>
 #include <zlib.h>
@@ -169,7 +169,8 @@ int main(int argc, char** argv) {
       }
       // GPU work timed with CUDA events (CUPTI could not start) has no launch call to link.
       const bool event_timed = e.contains("args") && e["args"].value("timing", "") == "cuda_events";
-      const bool gpu = (cat == "kernel" || cat == "gpu_memcpy" || cat == "gpu_memset") && !event_timed;
+      const bool gpu =
+          (cat == "kernel" || cat == "gpu_memcpy" || cat == "gpu_memset" || cat == "cuda_sync") && !event_timed;
       const bool launch = cat == "cuda_runtime" || cat == "cuda_driver";
       if ((gpu || launch) && e.contains("args") && e["args"].contains("correlation")) {
         const auto correlation = e["args"]["correlation"].get<uint64_t>();

@@ -69,8 +69,8 @@ void copy_on_device(Tensor& dst, const Tensor& src) {
     using To = typename decltype(dst_tag)::type;
     visit_any_dtype(src.dtype(), [&](auto src_tag) {
       using From = typename decltype(src_tag)::type;
-      copy_strided_kernel<To, From><<<grid_for(n), kThreads, 0, cuda::current_stream()>>>(
-          static_cast<To*>(dst.data_ptr()), static_cast<const From*>(src.data_ptr()), n, calc);
+      launch(copy_strided_kernel<To, From>, grid_for(n), kThreads, static_cast<To*>(dst.data_ptr()),
+             static_cast<const From*>(src.data_ptr()), n, calc);
     });
   });
 }

@@ -184,23 +184,22 @@ void launch_binary(OpCall& call, Op op) {
     const bool dense = a.is_contiguous() && a.shape() == out.shape() && aligned16(pa) && aligned16(po) &&
                        (b == nullptr || (b->is_contiguous() && b->shape() == out.shape() && aligned16(pb)));
     if (dense) {
-      elementwise_binary_contiguous_kernel<T, Op>
-          <<<grid_for(ceil_div(n, Pack<T>::kSize)), kThreads, 0, cuda::current_stream()>>>(pa, pb, scalar, po, n, op);
+      launch(elementwise_binary_contiguous_kernel<T, Op>, grid_for(ceil_div(n, Pack<T>::kSize)), kThreads, pa, pb,
+             scalar, po, n, op);
       return;
     }
     if (b != nullptr && n % Pack<T>::kSize == 0 && aligned16(pa) && aligned16(pb) && aligned16(po)) {
       const int64_t a_period = broadcast_period(a, out.shape()), b_period = broadcast_period(*b, out.shape());
       if (a_period % Pack<T>::kSize == 0 && b_period % Pack<T>::kSize == 0 && a_period > 0 && b_period > 0) {
-        elementwise_binary_rows_kernel<T, Op><<<grid_for(n / Pack<T>::kSize), kThreads, 0, cuda::current_stream()>>>(
-            pa, a_period, pb, b_period, po, n, op);
+        launch(elementwise_binary_rows_kernel<T, Op>, grid_for(n / Pack<T>::kSize), kThreads, pa, a_period, pb,
+               b_period, po, n, op);
         return;
       }
     }
     const Dims zeros = Dims::filled(out.dim(), 0);
     const auto calc = make_offset_calc<3>(
         out.shape(), {broadcast_strides(a, out.shape()), b ? broadcast_strides(*b, out.shape()) : zeros, out.strides()});
-    elementwise_binary_strided_kernel<T, Op>
-        <<<grid_for(n), kThreads, 0, cuda::current_stream()>>>(pa, pb, scalar, po, n, calc, op);
+    launch(elementwise_binary_strided_kernel<T, Op>, grid_for(n), kThreads, pa, pb, scalar, po, n, calc, op);
   });
 }
 
@@ -216,12 +215,12 @@ void launch_unary(OpCall& call, Op op) {
     const T* px = static_cast<const T*>(x.data_ptr());
     T* po = static_cast<T*>(out.data_ptr());
     if (x.is_contiguous() && aligned16(px) && aligned16(po)) {
-      elementwise_unary_contiguous_kernel<T, Op>
-          <<<grid_for(ceil_div(n, Pack<T>::kSize)), kThreads, 0, cuda::current_stream()>>>(px, po, n, op);
+      launch(elementwise_unary_contiguous_kernel<T, Op>, grid_for(ceil_div(n, Pack<T>::kSize)), kThreads, px, po, n,
+             op);
       return;
     }
     const auto calc = make_offset_calc<2>(out.shape(), {x.strides(), out.strides()});
-    elementwise_unary_strided_kernel<T, Op><<<grid_for(n), kThreads, 0, cuda::current_stream()>>>(px, po, n, calc, op);
+    launch(elementwise_unary_strided_kernel<T, Op>, grid_for(n), kThreads, px, po, n, calc, op);
   });
 }
 

@@ -96,10 +96,10 @@ void fill_cuda_naive(OpCall& call) {
     const T value = cuda_value<T>(call.scalar);
     T* px = static_cast<T*>(x.data_ptr());
     if (x.is_contiguous()) {
-      fill_contiguous_kernel<T><<<grid_for(n), kThreads, 0, cuda::current_stream()>>>(px, n, value);
+      launch(fill_contiguous_kernel<T>, grid_for(n), kThreads, px, n, value);
     } else {
-      fill_strided_kernel<T>
-          <<<grid_for(n), kThreads, 0, cuda::current_stream()>>>(px, n, make_offset_calc<1>(x.shape(), {x.strides()}), value);
+      launch(fill_strided_kernel<T>, grid_for(n), kThreads, px, n, make_offset_calc<1>(x.shape(), {x.strides()}),
+             value);
     }
   });
 }
@@ -111,8 +111,7 @@ void arange_cuda_naive(OpCall& call) {
   if (n == 0) return;
   visit_any_dtype(out.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
-    arange_kernel<T><<<grid_for(n), kThreads, 0, cuda::current_stream()>>>(static_cast<T*>(out.data_ptr()), n,
-                                                                           call.scalar, call.alpha);
+    launch(arange_kernel<T>, grid_for(n), kThreads, static_cast<T*>(out.data_ptr()), n, call.scalar, call.alpha);
   });
 }
 
@@ -123,8 +122,8 @@ void rand_cuda_naive(OpCall& call) {
   if (n == 0) return;
   visit_float_dtype(out.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
-    rand_uniform_kernel<T><<<grid_for(n), kThreads, 0, cuda::current_stream()>>>(
-        static_cast<T*>(out.data_ptr()), n, call.seed, static_cast<uint64_t>(call.start));
+    launch(rand_uniform_kernel<T>, grid_for(n), kThreads, static_cast<T*>(out.data_ptr()), n, call.seed,
+           static_cast<uint64_t>(call.start));
   });
 }
 
@@ -134,8 +133,8 @@ void randn_cuda_naive(OpCall& call) {
   if (n == 0) return;
   visit_float_dtype(out.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
-    randn_box_muller_kernel<T><<<grid_for(n), kThreads, 0, cuda::current_stream()>>>(
-        static_cast<T*>(out.data_ptr()), n, call.seed, static_cast<uint64_t>(call.start));
+    launch(randn_box_muller_kernel<T>, grid_for(n), kThreads, static_cast<T*>(out.data_ptr()), n, call.seed,
+           static_cast<uint64_t>(call.start));
   });
 }
 

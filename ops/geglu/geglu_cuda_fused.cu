@@ -88,12 +88,11 @@ void geglu_cuda_fused(OpCall& call) {
       const int64_t up_rs = up.dim() >= 2 ? up.strides()[up.dim() - 2] : cols;
       const dim3 grid(static_cast<unsigned>(ceil_div(cols / kPack, kRowThreads)),
                       static_cast<unsigned>(std::min<int64_t>(rows, 65535)));
-      geglu_fused_rows_kernel<T><<<grid, kRowThreads, 0, cuda::current_stream()>>>(pg, gate_rs, pu, up_rs, po, rows,
-                                                                                     cols);
+      launch(geglu_fused_rows_kernel<T>, grid, kRowThreads, pg, gate_rs, pu, up_rs, po, rows, cols);
       return;
     }
     const OffsetCalc<2> calc = make_offset_calc<2>(out.shape(), {gate.strides(), up.strides()});
-    geglu_fused_strided_kernel<T><<<grid_for(n), kThreads, 0, cuda::current_stream()>>>(pg, pu, po, n, calc);
+    launch(geglu_fused_strided_kernel<T>, grid_for(n), kThreads, pg, pu, po, n, calc);
   });
 }
 

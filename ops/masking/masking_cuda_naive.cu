@@ -68,9 +68,9 @@ void launch_triangle(OpCall& call) {
   const int nd = x.dim();
   visit_any_dtype(x.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
-    triangle_kernel<T, kUpper><<<grid_for(n), kThreads, 0, cuda::current_stream()>>>(
-        static_cast<const T*>(x.data_ptr()), static_cast<T*>(out.data_ptr()), n, x.shape()[nd - 2],
-        x.shape()[nd - 1], call.dim, make_offset_calc<1>(x.shape(), {x.strides()}));
+    launch(triangle_kernel<T, kUpper>, grid_for(n), kThreads, static_cast<const T*>(x.data_ptr()),
+           static_cast<T*>(out.data_ptr()), n, x.shape()[nd - 2], x.shape()[nd - 1], call.dim,
+           make_offset_calc<1>(x.shape(), {x.strides()}));
   });
 }
 
@@ -85,8 +85,8 @@ void masked_fill__cuda_naive(OpCall& call) {
   const auto calc = make_offset_calc<2>(x.shape(), {x.strides(), broadcast_strides(mask, x.shape())});
   visit_any_dtype(x.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
-    masked_fill_kernel<T><<<grid_for(n), kThreads, 0, cuda::current_stream()>>>(
-        static_cast<T*>(x.data_ptr()), static_cast<const bool*>(mask.data_ptr()), n, calc, cuda_value<T>(call.scalar));
+    launch(masked_fill_kernel<T>, grid_for(n), kThreads, static_cast<T*>(x.data_ptr()),
+           static_cast<const bool*>(mask.data_ptr()), n, calc, cuda_value<T>(call.scalar));
   });
 }
 
@@ -103,9 +103,9 @@ void where_cuda_naive(OpCall& call) {
       shape, {broadcast_strides(cond, shape), broadcast_strides(a, shape), broadcast_strides(b, shape), out.strides()});
   visit_any_dtype(out.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
-    where_kernel<T><<<grid_for(n), kThreads, 0, cuda::current_stream()>>>(
-        static_cast<const bool*>(cond.data_ptr()), static_cast<const T*>(a.data_ptr()),
-        static_cast<const T*>(b.data_ptr()), static_cast<T*>(out.data_ptr()), n, calc);
+    launch(where_kernel<T>, grid_for(n), kThreads, static_cast<const bool*>(cond.data_ptr()),
+           static_cast<const T*>(a.data_ptr()), static_cast<const T*>(b.data_ptr()), static_cast<T*>(out.data_ptr()), n,
+           calc);
   });
 }
 

@@ -66,7 +66,7 @@ void launch_mm_tiled(OpCall& call) {
                   static_cast<unsigned>(std::min<int64_t>(p.batch, 65535)));
   visit_float_dtype(call.out.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
-    mm_tiled_32x32_kernel<T><<<grid, block, 0, cuda::current_stream()>>>(p);
+    launch(mm_tiled_32x32_kernel<T>, grid, block, p);
   });
 }
 

@@ -104,9 +104,9 @@ void sum_cuda_naive(OpCall& call) {
   if (r.rows == 0) return;
   visit_float_dtype(call.out.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
-    sum_warp_per_output_kernel<T><<<reduce_blocks(r.rows), 32 * kReduceWarpsPerBlock, 0, cuda::current_stream()>>>(
-        static_cast<const T*>(call.input(0).data_ptr()), static_cast<T*>(call.out.data_ptr()), r.rows, r.n, r.xs,
-        r.calc);
+    launch(sum_warp_per_output_kernel<T>, reduce_blocks(r.rows), 32 * kReduceWarpsPerBlock,
+           static_cast<const T*>(call.input(0).data_ptr()), static_cast<T*>(call.out.data_ptr()), r.rows, r.n, r.xs,
+           r.calc);
   });
 }
 
@@ -115,9 +115,9 @@ void max_cuda_naive(OpCall& call) {
   if (r.rows == 0) return;
   visit_float_dtype(call.out.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
-    max_warp_per_output_kernel<T><<<reduce_blocks(r.rows), 32 * kReduceWarpsPerBlock, 0, cuda::current_stream()>>>(
-        static_cast<const T*>(call.input(0).data_ptr()), static_cast<T*>(call.out.data_ptr()),
-        static_cast<int64_t*>(call.out2.data_ptr()), r.rows, r.n, r.xs, r.calc);
+    launch(max_warp_per_output_kernel<T>, reduce_blocks(r.rows), 32 * kReduceWarpsPerBlock,
+           static_cast<const T*>(call.input(0).data_ptr()), static_cast<T*>(call.out.data_ptr()),
+           static_cast<int64_t*>(call.out2.data_ptr()), r.rows, r.n, r.xs, r.calc);
   });
 }
 

@@ -117,11 +117,11 @@ void launch_softmax(OpCall& call, bool safe) {
     T* po = static_cast<T*>(out.data_ptr());
     if (n <= kSoftmaxWarpMaxRow) {
       const unsigned blocks = static_cast<unsigned>(ceil_div(rows, kSoftmaxWarpRowsPerBlock));
-      softmax_warp_per_row_kernel<T><<<blocks, 32 * kSoftmaxWarpRowsPerBlock, 0, cuda::current_stream()>>>(
-          px, po, rows, n, xs, os, row_calc, safe);
+      launch(softmax_warp_per_row_kernel<T>, blocks, 32 * kSoftmaxWarpRowsPerBlock, px, po, rows, n, xs, os, row_calc,
+             safe);
     } else {
-      softmax_block_per_row_kernel<T><<<static_cast<unsigned>(rows), kSoftmaxBlockThreads, 0, cuda::current_stream()>>>(
-          px, po, n, xs, os, row_calc, safe);
+      launch(softmax_block_per_row_kernel<T>, static_cast<unsigned>(rows), kSoftmaxBlockThreads, px, po, n, xs, os,
+             row_calc, safe);
     }
   });
 }

@@ -68,6 +68,18 @@ class SyntheticEvents {
     at(i).tid = 7;
     return i;
   }
+  // A wait the runtime call at index `call` made: "Context Sync" on the device lane
+  // (stream -1), others on stream 7; it shares the call's correlation.
+  int sync(std::string_view name, int64_t start, int64_t end, int call) {
+    const int i = add(profiler::EventKind::cuda_sync, name, start, end, -1);
+    profiler::Event& e = at(i);
+    e.id = at(call).id;
+    e.device = 0;
+    e.stream = name == "Context Sync" ? -1 : 7;
+    e.tid = e.stream;
+    e.correlation = at(call).correlation;
+    return i;
+  }
   int memory(int64_t time, int64_t bytes, int parent, bool device = false) {
     const int i = add(profiler::EventKind::memory, "[memory]", time, time, parent);
     profiler::Event& e = at(i);
