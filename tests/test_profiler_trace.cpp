@@ -259,6 +259,27 @@ TEST_CASE("chrome trace: a synchronization is a cuda_sync slice with its flow, o
   CHECK(report.find("cuda_sync \"Stream Sync\" (correlation 1000) has no launch call") != std::string::npos);
 }
 
+TEST_CASE("chrome trace: CUPTI overhead is a lane of its own and never an op's time") {
+  SyntheticEvents s(/*use_cuda=*/true);
+  s.op("ts::add", 1000, 9000, -1);
+  s.runtime("cudaLaunchKernel", 2000, 5000, 0);
+  s.overhead("Activity Buffer Request", 3000, 4000);  // inside the op, on the host
+  s.kernel("ts_add_kernel", 6000, 8000, 0);
+  const fs::path path = scratch_dir() / "overhead.json";
+  prof::export_chrome_trace(s.rec, path.string());
+  std::string report;
+  CHECK(trace_check(path, -1, &report) == 0);
+  const std::string text = read_text(path);
+  CHECK(text.find("\"cat\": \"overhead\", \"name\": \"Activity Buffer Request\", \"pid\": -1, \"tid\": 0") !=
+        std::string::npos);
+  CHECK(text.find("\"name\": \"CUPTI overhead\"") != std::string::npos);
+  const prof::EventList rows = prof::key_averages(s.rec);
+  CHECK(rows.find("Activity Buffer Request") == nullptr);
+  CHECK(rows.find("Activity Buffer Request", /*is_device=*/true) == nullptr);
+  CHECK(rows.find("ts::add")->self_device_time_total_ns == 2000);  // the kernel only
+  CHECK(rows.find("ts::add")->self_cpu_time_total_ns == 8000 - 3000);  // minus its launch call, not the overhead
+}
+
 TEST_CASE("ts_trace_check: finds overlapping slices, a kernel before its launch, missing keys") {
   SyntheticEvents s(/*use_cuda=*/true);
   s.op("ts::a", 1000, 5000, -1);

@@ -80,6 +80,12 @@ class SyntheticEvents {
     e.correlation = at(call).correlation;
     return i;
   }
+  // CUPTI's own work ("Activity Buffer Request"): no op, no device, no stream.
+  int overhead(std::string_view name, int64_t start, int64_t end) {
+    const int i = add(profiler::EventKind::overhead, name, start, end, -1);
+    at(i).id = 0;
+    return i;
+  }
   int memory(int64_t time, int64_t bytes, int parent, bool device = false) {
     const int i = add(profiler::EventKind::memory, "[memory]", time, time, parent);
     profiler::Event& e = at(i);
