@@ -10,7 +10,10 @@
 // one object per line: {"name": ..., "value": ..., "unit": ...}.
 // GPU entries time the CPU side of launches with the same clock (the device
 // is synchronized after each batch, outside the timed region) and GPU work
-// with CUDA events; without a GPU they print why they were skipped.
+// with CUDA events around one call, each preceded by a 256 MiB memset: it
+// empties the L2 cache (50 MiB on an H200) and keeps the GPU busy while the CPU
+// issues the call, so the events time the GPU's work, not the launch latency
+// (as triton.testing.do_bench does). Without a GPU they print why they were skipped.
 #include <CLI/CLI.hpp>
 #include <cuda_runtime_api.h>
 #include <fmt/core.h>
@@ -119,14 +122,19 @@ Paired paired_us_per_call(const std::function<void()>& fn, const std::function<v
 }
 
 // Median device time (milliseconds) of fn over `repeats` runs, each bracketed by
-// CUDA events on the current stream, after `warmup` untimed runs.
+// CUDA events on the current stream after the flush described above, after
+// `warmup` untimed runs.
 double median_device_ms(const std::function<void()>& fn, int warmup, int repeats) {
+  constexpr size_t kFlushBytes = size_t{256} << 20;
+  static const ts::Tensor* flush =  // leaked: freeing device memory during exit can outlive the CUDA runtime
+      new ts::Tensor(ts::empty({static_cast<int64_t>(kFlushBytes)}, {ts::DType::b8, ts::kCUDA}));
   for (int i = 0; i < warmup; ++i) fn();
   cudaEvent_t start, stop;
   TS_CUDA_CHECK(cudaEventCreate(&start));
   TS_CUDA_CHECK(cudaEventCreate(&stop));
   std::vector<double> samples;
   for (int r = 0; r < repeats; ++r) {
+    TS_CUDA_CHECK(cudaMemsetAsync(flush->data_ptr(), r & 0xff, kFlushBytes, ts::cuda::current_stream()));
     TS_CUDA_CHECK(cudaEventRecord(start, ts::cuda::current_stream()));
     fn();
     TS_CUDA_CHECK(cudaEventRecord(stop, ts::cuda::current_stream()));
