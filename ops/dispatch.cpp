@@ -92,7 +92,12 @@ Tensor dispatch(OpCall& call, PrepareFn prepare) {
     // asynchronous fault is pinned on this op). Views and composites (device
     // "any") launch nothing themselves and skip both.
     cuda::set_device(call.device.index);
-    variant.run(call);
+    try {
+      variant.run(call);
+    } catch (...) {
+      cuda::clear_launch_error();  // the exception speaks for this op; a kept launch error must not reach the next
+      throw;
+    }
     cuda::check_launch(variant.name);
   } else {
     variant.run(call);

@@ -13,8 +13,8 @@
 #include <cstdlib>
 #include <fstream>
 #include <memory>
-#include <new>
 #include <mutex>
+#include <new>
 #include <numeric>
 #include <string>
 #include <type_traits>

@@ -66,7 +66,7 @@ bool launch_blocking() {
 }
 
 void check_launch(const char* variant_name) {
-  cudaError_t err = std::exchange(launch_error, cudaSuccess);  // a failed launch (bad config, no kernel image)
+  cudaError_t err = std::exchange(detail::launch_error, cudaSuccess);  // a failed launch (bad config, no kernel image)
   if (err == cudaSuccess && launch_blocking()) {
     err = cudaDeviceSynchronize();       // an asynchronous fault inside the kernel shows here
     if (err == cudaSuccess) err = cudaGetLastError();

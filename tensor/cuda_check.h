@@ -24,11 +24,17 @@ namespace detail {
 // The hint for a CUDA error code ("" when there is none worth giving).
 const char* error_hint(cudaError_t err);
 
-// Keeps a launch's error (the first since the last check_launch) for check_launch.
-inline thread_local cudaError_t launch_error = cudaSuccess;
+namespace detail {
+inline thread_local cudaError_t launch_error = cudaSuccess;  // the first failed launch since the last check
+}  // namespace detail
+
+// Keeps a launch's error for check_launch (the first one, when several launches fail).
 inline void note_launch(cudaError_t err) {
-  if (err != cudaSuccess && launch_error == cudaSuccess) [[unlikely]] launch_error = err;
+  if (err != cudaSuccess && detail::launch_error == cudaSuccess) [[unlikely]] detail::launch_error = err;
 }
+// Forgets a kept error: dispatch() calls it when a CUDA variant throws, so that
+// the next op's check does not report a launch of the op that threw.
+inline void clear_launch_error() { detail::launch_error = cudaSuccess; }
 
 // After a variant's kernels were launched: throws ts::Error "<variant>: launch
 // failed: ..." when a launch failed. It reads what note_launch() kept rather
