@@ -90,6 +90,20 @@ TEST_CASE("tutorial 01: --batched shows bmm, --fused one addmm, --warmup names t
   CHECK(table.find("ts::matmul") == std::string::npos);
 }
 
+TEST_CASE("tutorial 01: --schedule-wait 0 --schedule-warmup 0 records from the first call, and says so in the names") {
+  const Run r = tutorial("--size 16 --dtype f32 --schedule-wait 0 --schedule-warmup 0 --active 2");
+  INFO(r.output);
+  REQUIRE(r.status == 0);
+  CHECK(r.output.find("every step is recorded, the first call too") != std::string::npos);
+  CHECK(r.output.find("ProfilerStep#0 pays the first-use costs") != std::string::npos);
+  const fs::path json = out_dir() / "16_f32_cold_eager_wait0_warmup0.json";
+  REQUIRE(fs::exists(out_dir() / "16_f32_cold_eager_wait0_warmup0.txt"));
+  const Run check = run(fmt::format("{} {} --steps 2", TS_TRACE_CHECK, json.string()));
+  INFO(check.output);
+  CHECK(check.status == 0);
+  CHECK(check.output.find("ProfilerStep: #0..#1 (2 steps)") != std::string::npos);
+}
+
 TEST_CASE("tutorial 01: --device cuda without a GPU fails with a clear message") {
   if (ts::cuda::is_available()) return;
   const Run r = run(fmt::format("{}/01_matmul_add --device cuda --out-dir {}", TS_TUTORIAL_DIR, out_dir().string()));

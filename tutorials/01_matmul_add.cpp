@@ -2,18 +2,20 @@
 //
 // The two artifacts of a profile: the table (what took time) and the trace
 // (when, and why). The profiler runs the schedule wait=1, warmup=1, active=N:
-// steps 0 and 1 are not recorded, ProfilerStep#2.. are. Each step is
+// steps 0 and 1 are not recorded, ProfilerStep#2.. are (--schedule-wait 0
+// --schedule-warmup 0 records from the very first call). Each step is
 //   ProfilerStep#N > matmul_add (a user annotation) > ts::matmul > ts::mm,
 // then ts::add; with --batched the GEMM is ts::bmm, with --fused it is one
 // ts::addmm whose epilogue adds the bias. At size 64 the host-side cost of
 // dispatching dominates (overhead-bound); at 4096 the GEMM does (compute-bound).
-// Without --warmup the first recorded step pays the first-use costs.
+// Without --warmup the first call pays the first-use costs; the series' schedule
+// leaves that call unrecorded.
 //
 // Writes traces/01_matmul_add/<size>_<dtype>_<cold|warm>_<eager|fused>.{json,txt}
 // (relative to the current directory); open the .json in ui.perfetto.dev.
 //
 // Run: ./build/dev/tutorials/01_matmul_add [--size 64] [--dtype bf16|f16|f32] [--warmup 0]
-//          [--batched] [--fused] [--active 3] [--device cpu|cuda]
+//          [--batched] [--fused] [--active 3] [--schedule-wait 1] [--schedule-warmup 1] [--device cpu|cuda]
 #include <fmt/core.h>
 
 #include <cmath>
@@ -40,9 +42,15 @@ void print_expectations(const Flags& f, const ts::Device& device) {
                       (f.batched ? kBatch : 1);
   const char* gemm = f.fused ? "ts::addmm" : f.batched ? "ts::bmm" : "ts::mm";
   fmt::print("Guess first, then look:\n");
-  fmt::print("  - schedule wait=1, warmup=1, active={}: steps 0 and 1 run unrecorded; the table and the\n"
-             "    trace hold ProfilerStep#2..#{} ({} calls of every row, folded as ProfilerStep*).\n",
-             f.active, 1 + f.active, f.active);
+  const int first = f.first_recorded_step();
+  fmt::print("  - schedule wait={}, warmup={}, active={}: {}.\n"
+             "    The table and the trace hold ProfilerStep#{}..#{} ({} calls of every row, folded as ProfilerStep*).\n",
+             f.schedule_wait, f.schedule_warmup, f.active,
+             first == 0   ? "every step is recorded, the first call too"
+             : first == 1 ? "step 0 runs unrecorded"
+             : first == 2 ? "steps 0 and 1 run unrecorded"
+                          : fmt::format("steps 0..{} run unrecorded", first - 1),
+             first, first + f.active - 1, f.active);
   if (f.fused) {
     fmt::print("  - each step: ProfilerStep#N > matmul_add > ts::addmm. One op: the bias add happens in the\n"
                "    GEMM's epilogue, so there is no ts::add row (and no copy of the bias first).\n");
@@ -67,7 +75,11 @@ void print_expectations(const Flags& f, const ts::Device& device) {
   }
   fmt::print("  - {}: {}\n\n", f.temperature(),
              f.warmup > 0 ? "first-use costs were paid before profiling; the steps look alike."
-                          : "no warm-up iterations; only the schedule's two unrecorded steps came first.");
+             : first == 0 ? "nothing ran before: ProfilerStep#0 pays the first-use costs (library handles,\n"
+                            "    workspaces, module loading) and is the widest step."
+                          : fmt::format("no warm-up iterations, but the schedule's unrecorded step{} ({}) came first\n"
+                                        "    and absorbed the first-use costs (--schedule-wait 0 --schedule-warmup 0 records them).",
+                                        first == 1 ? "" : "s", first));
 }
 
 // Largest error of out against a float64 reference, relative to the size of the terms
@@ -103,7 +115,8 @@ int run(const Flags& f) {
   const int64_t n = f.size;
   const std::string variant = fmt::format("{}_{}_{}_{}{}", n, f.dtype, f.temperature(), f.fused ? "fused" : "eager",
                                           f.batched ? "_batched" : "");
-  fmt::print("== Tutorial 01: add(matmul(x, w), b)  size {}  {}  {}  {}\n\n", n, f.dtype, device.str(), variant);
+  fmt::print("== Tutorial 01: add(matmul(x, w), b)  size {}  {}  {}  {}\n\n", n, f.dtype, device.str(),
+             f.artifact_name(variant));
   print_expectations(f, device);
 
   ts::manual_seed(0);
@@ -119,7 +132,7 @@ int run(const Flags& f) {
 
   ts::Tensor y;
   const tutorial::ProfiledRun profiled =
-      tutorial::profile_steps([&] { y = fn(); }, f.active, device, f.out_dir, variant);
+      tutorial::profile_steps([&] { y = fn(); }, f, device, variant);
   if (profiled.device_ran) {
     const int expected = f.fused ? 1 : 2;  // the GEMM (+ the add kernel when not fused)
     fmt::print("kernels: expected {} per step, observed {} over {} steps\n", expected, profiled.kernels, f.active);

@@ -104,7 +104,7 @@ int run(const Flags& f) {
   ts::Tensor y;
   const auto forward = [&] { y = mlp.forward(x); };
   for (int i = 0; i < f.warmup; ++i) forward();
-  const tutorial::ProfiledRun run = tutorial::profile_steps(forward, f.active, device, f.out_dir, config);
+  const tutorial::ProfiledRun run = tutorial::profile_steps(forward, f, device, config);
 
   bool ok = true;
   if (run.device_ran) {

@@ -25,10 +25,21 @@ struct CommonFlags {
   std::string dtype = "bf16";
   int warmup = 0;  // iterations before profiling: "warm" in file names when > 0, else "cold"
   int active = 3;  // recorded steps
+  // The profiler schedule's unrecorded steps before the active ones: the series' wait=1,
+  // warmup=1. With both 0 the very first call is recorded: a true cold start.
+  int schedule_wait = 1, schedule_warmup = 1;
   std::string device = ts::cuda::is_available() ? "cuda" : "cpu";
   std::string out_dir;
 
   const char* temperature() const { return warmup > 0 ? "warm" : "cold"; }
+  int first_recorded_step() const { return schedule_wait + schedule_warmup; }
+  // The artifacts' name for a configuration: "_wait0_warmup0" is appended when the
+  // schedule is not the series' one.
+  std::string artifact_name(const std::string& config) const {
+    return schedule_wait == 1 && schedule_warmup == 1
+               ? config
+               : fmt::format("{}_wait{}_warmup{}", config, schedule_wait, schedule_warmup);
+  }
 };
 
 inline void add_common_flags(CLI::App& app, CommonFlags& f, const std::string& default_out_dir) {
@@ -37,6 +48,11 @@ inline void add_common_flags(CLI::App& app, CommonFlags& f, const std::string& d
   app.add_option("--warmup", f.warmup, "iterations run before profiling (0: a cold start)")
       ->check(CLI::NonNegativeNumber);
   app.add_option("--active", f.active, "recorded steps (default 3)")->check(CLI::PositiveNumber);
+  app.add_option("--schedule-wait", f.schedule_wait, "unrecorded steps before the profiler's warmup (default 1)")
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--schedule-warmup", f.schedule_warmup,
+                 "steps the profiler runs but discards before recording (default 1); 0 and 0 record the first call")
+      ->check(CLI::NonNegativeNumber);
   app.add_option("--device", f.device, "cpu or cuda (default: cuda when a GPU is present)");
   app.add_option("--out-dir", f.out_dir, "where the .json and .txt go (default " + default_out_dir + ")");
 }
@@ -58,24 +74,26 @@ struct ProfiledRun {
   int64_t kernels = 0;       // kernel events recorded over the active steps
 };
 
-// Runs step() 2 + active times under schedule(wait=1, warmup=1, active) with
-// record_shapes; writes <out_dir>/<config>.json (the trace) and .txt (the
-// table), prints the table sorted by device time when a GPU ran, else CPU time.
-inline ProfiledRun profile_steps(const std::function<void()>& step, int active, ts::Device device,
-                                 const std::string& out_dir, const std::string& config, int row_limit = 20) {
-  std::filesystem::create_directories(out_dir);
-  const std::string json_path = fmt::format("{}/{}.json", out_dir, config);
-  const std::string txt_path = fmt::format("{}/{}.txt", out_dir, config);
+// Runs step() wait + warmup + active times under schedule(wait, warmup, active)
+// with record_shapes; writes <out_dir>/<artifact_name(config)>.json (the trace)
+// and .txt (the table), prints the table sorted by device time when a GPU ran,
+// else CPU time.
+inline ProfiledRun profile_steps(const std::function<void()>& step, const CommonFlags& f, ts::Device device,
+                                 const std::string& config, int row_limit = 20) {
+  std::filesystem::create_directories(f.out_dir);
+  const std::string name = f.artifact_name(config);
+  const std::string json_path = fmt::format("{}/{}.json", f.out_dir, name);
+  const std::string txt_path = fmt::format("{}/{}.txt", f.out_dir, name);
 
   prof::ProfilerConfig settings;
   if (device.is_cuda()) settings.activities.push_back(prof::Activity::CUDA);
-  settings.schedule = prof::schedule(/*wait=*/1, /*warmup=*/1, /*active=*/active, /*repeat=*/1);
+  settings.schedule = prof::schedule(f.schedule_wait, f.schedule_warmup, f.active, /*repeat=*/1);
   settings.record_shapes = true;
   settings.on_trace_ready = [&](prof::Profiler& p) { p.export_chrome_trace(json_path); };
   prof::Profiler profiler(settings);
   {
     prof::ProfilerGuard guard(profiler);
-    for (int i = 0; i < 2 + active; ++i) {
+    for (int i = 0; i < f.first_recorded_step() + f.active; ++i) {
       step();
       profiler.step();
     }
