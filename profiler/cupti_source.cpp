@@ -374,9 +374,18 @@ class CuptiSource final : public DeviceActivitySource {
       }
     }
     // After the kinds: enabling a kind again would undo the per-call choices.
+    // A refusal costs only speed (buffer_completed drops those records anyway): warn once.
+    std::string refused;
     const ApiSelection& selection = api_selection();
-    for (uint32_t cbid : selection.blocked_runtime) cuptiActivityEnableRuntimeApi(cbid, 0);
-    for (uint32_t cbid : selection.dropped_driver) cuptiActivityEnableDriverApi(cbid, 0);
+    for (uint32_t cbid : selection.blocked_runtime)
+      if (std::string e = TS_CUPTI_TRY(cuptiActivityEnableRuntimeApi(cbid, 0)); !e.empty()) refused = e;
+    for (uint32_t cbid : selection.dropped_driver)
+      if (std::string e = TS_CUPTI_TRY(cuptiActivityEnableDriverApi(cbid, 0)); !e.empty()) refused = e;
+    if (!refused.empty() && !warned_api_selection_) {
+      warned_api_selection_ = true;
+      fmt::print(stderr, "warning: profiler: {}; CUPTI records every API call and the profiler drops the unkept ones\n",
+                 refused);
+    }
     enabled_ = true;
   }
 
@@ -560,7 +569,7 @@ class CuptiSource final : public DeviceActivitySource {
     for (GpuRecord& g : gpu)
       if (g.kind != EventKind::cuda_sync) device_of_context.emplace(g.context, g.device);
     int current = 0;
-    cudaGetDevice(&current);
+    if (cudaGetDevice(&current) != cudaSuccess) current = 0;
     for (GpuRecord& g : gpu) {
       if (g.kind == EventKind::cuda_sync) {  // no GPU work seen in that context: the thread's device
         const auto it = device_of_context.find(g.context);
@@ -637,6 +646,7 @@ class CuptiSource final : public DeviceActivitySource {
   }
 
   bool initialized_ = false, no_gpu_ = false, enabled_ = false, using_fallback_ = false;
+  bool warned_api_selection_ = false;
   std::string failed_;  // why CUPTI cannot be used ("" while it can)
   std::string clock_;
   int64_t offset_ = 0;  // added to CUPTI times when the timestamp callback could not be installed
