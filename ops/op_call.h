@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <initializer_list>
 
+#include "profiler/recorded_op.h"
 #include "tensor/tensor.h"
 
 namespace ts {
@@ -43,7 +44,7 @@ enum class GeluApprox : uint8_t { none, tanh };
 
 struct Variant;
 
-struct OpCall {
+struct OpCall final : profiler::RecordedOp {
   OpId op;
   Device device = kCPU;                     // where the op runs; set by prepare from the inputs
   std::array<const Tensor*, 4> in{};        // inputs in the op's documented order (nullptr: absent)
@@ -74,6 +75,14 @@ struct OpCall {
     for (const Tensor* x : inputs) in[num_in++] = x;
   }
   const Tensor& input(int i) const { return *in[i]; }
+
+  // What the profiler asks while it records (profiler/recorded_op.h).
+  const char* name() const override;
+  std::span<const Tensor* const> tensor_args() const override { return {in.data(), static_cast<size_t>(num_in)}; }
+  void scalar_args(std::vector<double>& out) const override;
+  int64_t flops() const override;
+  const char* variant_name() const override;
+  const std::source_location& call_site() const override { return loc; }
 };
 
 }  // namespace ts

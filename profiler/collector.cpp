@@ -20,7 +20,6 @@
 #include <type_traits>
 #include <unordered_set>
 
-#include "ops/registry.h"
 #include "profiler/op_args.h"
 #include "profiler/op_scope.h"
 #include "tensor/allocator.h"
@@ -314,10 +313,10 @@ void append_events(ThreadBuffer& b, const TickConverter& clock, int64_t stop_ns,
 
 }  // namespace
 
-ScopeToken op_begin(const OpCall& call) {
+ScopeToken op_begin(const RecordedOp& op) {
   ScopeToken none;
   if (g_nvtx) [[unlikely]] {
-    nvtxRangePushA(op_name(call.op));
+    nvtxRangePushA(op.name());
     none = {kNvtxOnly, -1, false, true};
   }
   ThreadBuffer* b = this_thread_buffer();
@@ -328,11 +327,11 @@ ScopeToken op_begin(const OpCall& call) {
   RawScope* s = append_scope(*b, &index);
   if (s == nullptr) return none;
   s->kind = EventKind::cpu_op;
-  s->name = op_name(call.op);
+  s->name = op.name();
   s->id = g_next_id.fetch_add(1, std::memory_order_relaxed);
   if (b->config.record_shapes) {
     s->inputs_begin = static_cast<uint32_t>(b->inputs.size());
-    record_inputs(call, b->inputs);
+    record_inputs(op, b->inputs);
     s->inputs_count = static_cast<uint16_t>(b->inputs.size() - s->inputs_begin);
   }
   if (b->config.with_stack) {
@@ -342,7 +341,7 @@ ScopeToken op_begin(const OpCall& call) {
       s->loc = parent->loc;
       s->has_loc = parent->has_loc;
     } else {
-      s->loc = call.loc;
+      s->loc = op.call_site();
       s->has_loc = true;
     }
   }
@@ -358,7 +357,7 @@ ScopeToken op_begin(const OpCall& call) {
   return {b->session, index, correlated, none.nvtx};
 }
 
-void op_end(const OpCall& call, ScopeToken token) {
+void op_end(const RecordedOp& op, ScopeToken token) {
   const int64_t end = now_ticks();  // first: the bookkeeping below is not charged to the op
   if (token.correlated) [[unlikely]] g_correlation_hooks.load(std::memory_order_acquire)->pop(0);
   if (token.nvtx) [[unlikely]] nvtxRangePop();
@@ -368,9 +367,9 @@ void op_end(const OpCall& call, ScopeToken token) {
   if (b.closed) return;
   RawScope& s = b.scopes[static_cast<size_t>(token.index)];
   s.end = end;
-  if (call.variant != nullptr) {  // null when the op threw before a variant was chosen
-    s.variant = call.variant->name;
-    if (b.config.with_flops) s.flops = op_flops(call);
+  if (const char* variant = op.variant_name()) {  // null when the op threw before a variant was chosen
+    s.variant = variant;
+    if (b.config.with_flops) s.flops = op.flops();
   }
   close_scope(b, token.index);
 }

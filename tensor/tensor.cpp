@@ -4,7 +4,11 @@
 #include <charconv>
 #include <string>
 
-#include "ops/ops.h"
+#include <algorithm>
+#include <vector>
+
+#include "tensor/cuda_check.h"
+#include "tensor/cuda_device.h"
 
 namespace ts {
 
@@ -79,12 +83,23 @@ Out convert_element(const void* p, DType dtype) {
 template <typename T>
 std::vector<T> Tensor::to_vector() const {
   TS_CHECK(defined(), "to_vector: tensor is undefined");
-  if (!device().is_cpu()) return ts::to(*this, kCPU).to_vector<T>();
   std::vector<T> values;
   values.reserve(static_cast<size_t>(numel()));
   if (numel() == 0) return values;
-  const char* base = static_cast<const char*>(data_ptr());
   const int64_t esize = static_cast<int64_t>(element_size());
+  const char* base = static_cast<const char*>(data_ptr());
+  std::vector<char> host;  // a device tensor: the storage span the view covers, copied to the host first
+  if (!device().is_cpu()) {
+    int64_t lowest = 0, highest = 0;  // element offsets of the view's extreme elements, relative to data_ptr()
+    for (int d = 0; d < dim(); ++d) {
+      const int64_t reach = strides_[d] * (shape_[d] - 1);
+      (reach < 0 ? lowest : highest) += reach;
+    }
+    host.resize(static_cast<size_t>((highest - lowest + 1) * esize));
+    cuda::set_device(device().index);
+    TS_CUDA_CHECK(cudaMemcpy(host.data(), base + lowest * esize, host.size(), cudaMemcpyDeviceToHost));
+    base = host.data() - lowest * esize;
+  }
   // Walk the index space in row-major order, following the strides.
   Dims index = Dims::filled(dim(), 0);
   int64_t offset = 0;
