@@ -385,7 +385,7 @@ int main(int argc, char** argv) {
   if (list) {
     for (const Entry& e : all) fmt::print("{:<28} {}\n", e.name, e.note);
     fmt::print("\nregistered variants:\n");
-    for (const ts::Variant& v : ts::all_variants()) fmt::print("  {:<40} rung {}  {}\n", v.name, v.rung, v.summary);
+    for (const ts::Variant* v : ts::all_variants()) fmt::print("  {:<40} rung {}  {}\n", v->name, v->rung, v->summary);
     return 0;
   }
 

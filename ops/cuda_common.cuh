@@ -1,6 +1,7 @@
 // ops/cuda_common.cuh: the device helpers every CUDA kernel file shares.
 //
 //   launch                      kernel<<<grid, block>>>(args...) on the current stream, error kept
+//   TS_CHECK_LAUNCH             after a kernel<<<...>>>(args...) launch: its error kept the same way
 //   ceil_div, grid_for          launch arithmetic
 //   CudaType / visit_*_dtype    ts::DType -> the CUDA element type (float, __nv_bfloat16, __half, bool, int64_t)
 //   to_float / from_float       16-bit floats widen to f32 for arithmetic and round once on the store
@@ -21,7 +22,7 @@
 #include <tuple>
 #include <type_traits>
 
-#include "ops/op_call.h"
+#include "ops/op.h"
 #include "tensor/cuda_check.h"
 #include "tensor/cuda_device.h"
 #include "tensor/error.h"
@@ -60,6 +61,14 @@ void launch(void (*kernel)(Params...), dim3 grid, dim3 block, Args&&... args) {
       },
       values);
 }
+
+// After a launch written with chevrons, as every CUDA tutorial writes it:
+//   my_kernel<<<grid, block, 0, cuda::current_stream()>>>(args...);
+//   TS_CHECK_LAUNCH();
+// keeps the launch's error for dispatch() like ts::launch, at the price of one
+// cudaGetLastError call. A chevron launch that nothing checks fails the
+// lint_kernel_launches test: its failure would go unreported.
+#define TS_CHECK_LAUNCH() ::ts::cuda::note_launch(cudaGetLastError())
 
 // ---- element types -------------------------------------------------------------
 

@@ -8,7 +8,7 @@
 
 #include "ops/checks.h"
 #include "ops/cpu_loops.h"
-#include "ops/variants.h"
+#include "ops/copy/copy.h"
 
 namespace ts {
 
@@ -36,9 +36,7 @@ bool copy_cpu_ref_supports(const OpCall& call, std::string* why) {
   return false;
 }
 
-void copy_cpu_ref(OpCall& call) {
-  Tensor& dst = call.out;
-  const Tensor& src = call.input(1);
+void copy_cpu_ref(const Tensor&, const Tensor& src, Tensor& dst) {
   visit_dtype(dst.dtype(), [&](auto dst_tag) {
     using To = decltype(dst_tag);
     visit_dtype(src.dtype(), [&](auto src_tag) {
