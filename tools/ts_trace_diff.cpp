@@ -146,6 +146,7 @@ std::string us(double ns) { return fmt::format("{:.3f}", ns / 1000.0); }
 
 std::string ratio(double before, double after) {
   if (before == 0) return after == 0 ? "-" : "new";
+  if (after == 0) return "gone";
   return fmt::format("{:.2f}x", after / before);
 }
 
@@ -154,9 +155,11 @@ std::string describe(const std::string& path, const Profile& p) {
   return fmt::format("{} (ProfilerStep #{}..#{}, {} steps)", path, p.first_step, p.last_step, p.steps);
 }
 
-int usage(int code) {
-  fmt::print(code == 0 ? stdout : stderr, "usage: ts_trace_diff BEFORE.json[.gz] AFTER.json[.gz] [--steps]\n");
-  return code;
+constexpr const char* kUsage = "ts_trace_diff BEFORE.json[.gz] AFTER.json[.gz] [--steps]";
+
+int bad_usage(const std::string& message) {  // one line, exit 2
+  fmt::print(stderr, "ts_trace_diff: {} (usage: {})\n", message, kUsage);
+  return 2;
 }
 
 }  // namespace
@@ -166,17 +169,19 @@ int main(int argc, char** argv) {
   bool per_step = false;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
-    if (arg == "-h" || arg == "--help") return usage(0);
+    if (arg == "-h" || arg == "--help") {
+      fmt::print("usage: {}\n", kUsage);
+      return 0;
+    }
     if (arg == "--steps") {
       per_step = true;
     } else if (arg.starts_with("-")) {
-      fmt::print(stderr, "ts_trace_diff: unknown option {}\n", arg);
-      return usage(2);
+      return bad_usage(fmt::format("unknown option {}", arg));
     } else {
       paths.push_back(arg);
     }
   }
-  if (paths.size() != 2) return usage(2);
+  if (paths.size() != 2) return bad_usage(fmt::format("expected two traces, got {}", paths.size()));
 
   Trace traces[2];
   Profile profiles[2];

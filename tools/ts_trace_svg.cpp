@@ -157,10 +157,11 @@ struct Options {
   std::optional<double> from_us, to_us;
 };
 
-int usage(int code) {
-  fmt::print(code == 0 ? stdout : stderr,
-             "usage: ts_trace_svg TRACE.json[.gz] [--step N] [--from-us A] [--to-us B] [-o OUT.svg]\n");
-  return code;
+constexpr const char* kUsage = "ts_trace_svg TRACE.json[.gz] [--step N] [--from-us A] [--to-us B] [-o OUT.svg]";
+
+int bad_usage(const std::string& message) {  // one line, exit 2
+  fmt::print(stderr, "ts_trace_svg: {} (usage: {})\n", message, kUsage);
+  return 2;
 }
 
 // The last two parts of a path: the tutorial's folder and the file, the same wherever the checkout is.
@@ -184,7 +185,10 @@ int main(int argc, char** argv) {
     const std::string arg = argv[i];
     const bool has_value = i + 1 < argc;
     try {
-      if (arg == "-h" || arg == "--help") return usage(0);
+      if (arg == "-h" || arg == "--help") {
+        fmt::print("usage: {}\n", kUsage);
+        return 0;
+      }
       if (arg == "--step" && has_value) {
         size_t used = 0;
         const std::string v = argv[++i];
@@ -199,17 +203,15 @@ int main(int argc, char** argv) {
       } else if (arg == "-o" && has_value) {
         opt.out = argv[++i];
       } else if (arg.starts_with("-") || !opt.path.empty()) {
-        fmt::print(stderr, "ts_trace_svg: unexpected argument {}\n", arg);
-        return usage(2);
+        return bad_usage(fmt::format("unexpected argument {}{}", arg, arg.starts_with("-") ? " (or no value after it)" : ""));
       } else {
         opt.path = arg;
       }
     } catch (const std::exception&) {
-      fmt::print(stderr, "ts_trace_svg: {} needs a number, got '{}'\n", arg, argv[i]);
-      return 2;
+      return bad_usage(fmt::format("{} needs a number, got '{}'", arg, argv[i]));
     }
   }
-  if (opt.path.empty()) return usage(2);
+  if (opt.path.empty()) return bad_usage("no trace given");
 
   Trace trace;
   std::string why;
