@@ -1,15 +1,17 @@
 // bench/bench_attention_flash.cpp: the flash attention rungs timed through their typed launchers.
 //
-//   ts_bench_attention                       flash_v1 and flash_v2 on the three target shapes
-//   ts_bench_attention --rung v2 --repeats 51 --json out.jsonl
+//   ts_bench_attention                       the ladder (math, flash_v1, flash_v2) on the three target shapes
+//   ts_bench_attention --rung flash_v2 --repeats 51 --json out.jsonl
 //   python3 bench/torch_attention_flash.py   PyTorch's flash and cuDNN SDPA on the same shapes
 //
 // Device time per call as ts_bench measures it: CUDA events around one call, each call after a
 // 256 MiB memset (the H200's 50 MiB L2 emptied, the GPU busy while the call is issued), warm-up
 // first, then the median. FLOPs count the two products, 4*B*H*S*L*D, halved with causal (the
-// convention of FlashAttention's and PyTorch's benchmarks). Before timing, v1 and v2 run on the
-// same inputs and their relative L2 difference is printed (both are tested against float64 in
-// tests/test_cuda_attention_flash.cpp).
+// convention of FlashAttention's and PyTorch's benchmarks). `math` is rung 0, the composite
+// ts::scaled_dot_product_attention runs today (matmul, mul, masked_fill, _safe_softmax, matmul:
+// several kernels, the [B, H, S, S] scores in memory between them). Before timing, the rungs run
+// on the same inputs and their relative L2 difference to math is printed (each flash rung is
+// tested against float64 in tests/test_cuda_attention_flash.cpp).
 #include <CLI/CLI.hpp>
 #include <cuda_runtime_api.h>
 #include <fmt/core.h>
@@ -76,10 +78,10 @@ double rel_l2(const ts::Tensor& a, const ts::Tensor& b) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"ts_bench_attention: flash_v1 and flash_v2 device time on the target shapes"};
+  CLI::App app{"ts_bench_attention: device time of the attention ladder on the target shapes"};
   std::string rung = "all", json_path;
   int repeats = 21;
-  app.add_option("--rung", rung, "v1, v2 or all");
+  app.add_option("--rung", rung, "math, flash_v1, flash_v2 or all");
   app.add_option("--repeats", repeats, "timed calls per entry (the median is reported)");
   app.add_option("--json", json_path, "also write one JSON object per line to this file");
   CLI11_PARSE(app, argc, argv);
@@ -91,32 +93,35 @@ int main(int argc, char** argv) {
 
   const std::vector<Workload> workloads = {{4, 16, 4096, 64, true}, {2, 16, 4096, 128, true}, {4, 16, 1024, 64, true}};
   fmt::print("{}, bf16, [B, H, S, D] contiguous, median of {} calls\n", ts::cuda::device_properties().name, repeats);
-  fmt::print("{:<34} {:>10} {:>10}\n", "entry", "us", "TFLOP/s");
+  fmt::print("{:<36} {:>10} {:>10}\n", "entry", "us", "TFLOP/s");
   for (const Workload& w : workloads) {
     ts::manual_seed(1);
     const ts::Options opt{ts::DType::bf16, ts::kCUDA};
     const ts::Tensor q = ts::randn({w.B, w.H, w.S, w.D}, opt), k = ts::randn({w.B, w.H, w.S, w.D}, opt),
                      v = ts::randn({w.B, w.H, w.S, w.D}, opt);
-    ts::Tensor out1 = ts::empty(q.shape(), opt), out2 = ts::empty(q.shape(), opt);
+    ts::Tensor out_math, out1 = ts::empty(q.shape(), opt), out2 = ts::empty(q.shape(), opt);
     const ts::SdpaAttrs attrs{w.causal, 0};
     struct Rung {
       const char* name;
-      void (*run)(const ts::Tensor&, const ts::Tensor&, const ts::Tensor&, const ts::SdpaAttrs&, ts::Tensor&);
-      ts::Tensor* out;
+      std::function<void()> run;
     };
-    const Rung rungs[] = {{"v1", ts::sdpa_cuda_flash_v1, &out1}, {"v2", ts::sdpa_cuda_flash_v2, &out2}};
+    const Rung rungs[] = {
+        {"math", [&] { out_math = ts::scaled_dot_product_attention(q, k, v, {}, w.causal); }},
+        {"flash_v1", [&] { ts::sdpa_cuda_flash_v1(q, k, v, attrs, out1); }},
+        {"flash_v2", [&] { ts::sdpa_cuda_flash_v2(q, k, v, attrs, out2); }}};
     if (rung == "all") {
-      for (const Rung& r : rungs) r.run(q, k, v, attrs, *r.out);
+      for (const Rung& r : rungs) r.run();
       ts::cuda::check_launch("flash attention");
-      fmt::print("{:<34} rel L2 difference v2 vs v1: {:.2e}\n", w.name(), rel_l2(out2, out1));
+      fmt::print("{:<36} rel L2 difference to math: flash_v1 {:.2e}, flash_v2 {:.2e}\n", w.name(),
+                 rel_l2(out1, out_math), rel_l2(out2, out_math));
     }
     for (const Rung& r : rungs) {
       if (rung != "all" && rung != r.name) continue;
-      const double ms = median_device_ms([&] { r.run(q, k, v, attrs, *r.out); }, 3, repeats);
+      const double ms = median_device_ms(r.run, 3, repeats);
       ts::cuda::check_launch(r.name);
-      const std::string name = fmt::format("attn/flash_{}/bf16/{}", r.name, w.name());
+      const std::string name = fmt::format("attn/{}/bf16/{}", r.name, w.name());
       const double tflops = w.flops() / (ms * 1e-3) / 1e12;
-      fmt::print("{:<34} {:>10.1f} {:>10.1f}\n", name, ms * 1e3, tflops);
+      fmt::print("{:<36} {:>10.1f} {:>10.1f}\n", name, ms * 1e3, tflops);
       if (json) {
         fmt::print(json, "{{\"name\": \"{}\", \"value\": {:.6g}, \"unit\": \"us\"}}\n", name, ms * 1e3);
         fmt::print(json, "{{\"name\": \"{}\", \"value\": {:.6g}, \"unit\": \"TFLOP/s\"}}\n", name, tflops);

@@ -19,8 +19,10 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <limits>
 #include <random>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -337,6 +339,26 @@ TEST_CASE("cuda: flash attention reads a [B, S, H, D] tensor transposed to [B, H
     }
 }
 
+TEST_CASE("cuda: flash attention reads k and v expanded over heads (stride 0) in place") {
+  if (no_gpu()) return;
+  uint64_t seed = fresh_seed();
+  MESSAGE("seed base ", seed);
+  const Shape sh{2, 4, 33, 50};
+  for (int64_t D : {64, 128})
+    for (bool causal : {false, true}) {
+      const DType dtype = DType::f16;
+      Inputs in = make_inputs(sh, D, dtype, ++seed);
+      // One k/v head shared by all H query heads (multi-query attention), as a stride-0 view.
+      const Tensor k1 = in.k_cpu.narrow(1, 0, 1), v1 = in.v_cpu.narrow(1, 2, 1);
+      in.k_cpu = k1.expand({sh.B, sh.H, sh.L, D});
+      in.v_cpu = v1.expand({sh.B, sh.H, sh.L, D});
+      in.k = k1.to(ts::kCUDA).expand({sh.B, sh.H, sh.L, D});
+      in.v = v1.to(ts::kCUDA).expand({sh.B, sh.H, sh.L, D});
+      REQUIRE(in.k.strides()[1] == 0);
+      check_rungs(in, dtype, sh, D, SdpaAttrs{causal, 0}, seed, all_rungs());
+    }
+}
+
 TEST_CASE("cuda: flash attention: no keys (L = 0) gives 0; bad outputs and head dims throw ts::Error") {
   if (no_gpu()) return;
   const Shape sh{1, 2, 9, 0};
@@ -362,3 +384,42 @@ TEST_CASE("cuda: flash attention: no keys (L = 0) gives 0; bad outputs and head 
   CHECK_THROWS_WITH_AS(ts::sdpa_cuda_flash_v2(d96.q, d96.k, d96.v, {}, out), doctest::Contains("head dim 96"),
                        ts::Error);
 }
+
+// ---- the README quotes the committed H200 log -------------------------------------------------
+
+#ifdef TS_SOURCE_DIR
+TEST_CASE("flash attention: every number ops/attention/README.md quotes is in docs/h200-runs/flash_attention.txt") {
+  auto read = [](const char* path) {
+    std::ifstream in(std::string(TS_SOURCE_DIR) + "/" + path);
+    REQUIRE_MESSAGE(in.good(), "cannot read ", path);
+    std::vector<std::string> lines;
+    for (std::string line; std::getline(in, line);) lines.push_back(line);
+    return lines;
+  };
+  const std::vector<std::string> readme = read("ops/attention/README.md");
+  const std::vector<std::string> log = read("docs/h200-runs/flash_attention.txt");
+  // README rows "| `entry` | us | TFLOP/s |" against log lines "entry  us  TFLOP/s".
+  int quoted = 0;
+  for (const std::string& row : readme) {
+    if (row.rfind("| `attn/", 0) != 0 && row.rfind("| `torch/", 0) != 0) continue;
+    std::istringstream cells(row);
+    std::string bar, entry, us, sep, tflops;
+    cells >> bar >> entry >> sep >> us >> sep >> tflops;
+    entry = entry.substr(1, entry.size() - 2);  // drop the backquotes
+    INFO("README row: ", row);
+    bool found = false;
+    for (const std::string& line : log) {
+      std::istringstream words(line);
+      std::string name, log_us, log_tflops;
+      words >> name >> log_us >> log_tflops;
+      if (name != entry) continue;
+      found = true;
+      CHECK(log_us == us);
+      CHECK(log_tflops == tflops);
+    }
+    CHECK_MESSAGE(found, entry, " is not in the log");
+    ++quoted;
+  }
+  CHECK(quoted >= 9);  // math, flash_v1, flash_v2 on three shapes at least
+}
+#endif
