@@ -9,6 +9,8 @@
 //   out = matmul(_safe_softmax(scores, -1), v)                 // masked-out rows give 0
 #include "ops/attention/attention.h"
 
+#include "ops/attention/attention_flash.h"
+
 #include <cmath>
 #include <limits>
 
@@ -62,12 +64,29 @@ Cost sdpa_cost(const OpCall& call) {
 
 int64_t sdpa_flops(const OpCall& call) { return std::llround(sdpa_cost(call).flops); }
 
+// The fused rungs take q, k, v as [B, H, S, D] and is_causal; an attn_mask stays on the math rung.
+template <bool (*Supports)(const Tensor&, const Tensor&, const Tensor&, const SdpaAttrs&, std::string*)>
+bool fused_supports(const OpCall& call, std::string* why) {
+  if (call.in[3] != nullptr) {
+    if (why) *why = "an attn_mask runs on the math rung (the fused rungs take is_causal or no mask)";
+    return false;
+  }
+  return Supports(call.input(0), call.input(1), call.input(2), call.attrs<SdpaAttrs>(), why);
+}
+
 using enum VariantDevice;
 
 // clang-format off
 const Variant sdpa_rungs[] = {
-  {"scaled_dot_product_attention/any/math", &ops::scaled_dot_product_attention, any, 0,
-   "matmul, scale, mask, safe softmax, matmul: the [S, L] scores in memory", nullptr, run_kernel<&sdpa_math_composite>},
+  {"scaled_dot_product_attention/any/math",      &ops::scaled_dot_product_attention, any,  0,
+   "matmul, scale, mask, safe softmax, matmul: the [S, L] scores in memory",
+   nullptr,                                            run_kernel<&sdpa_math_composite>},
+  {"scaled_dot_product_attention/cuda/flash_v1", &ops::scaled_dot_product_attention, cuda, 1,
+   "one kernel: K/V tiles through shared memory, online softmax, scalar f32 FMAs",
+   fused_supports<sdpa_cuda_flash_v1_supports>,         run_kernel<&sdpa_flash_v1>},
+  {"scaled_dot_product_attention/cuda/flash_v2", &ops::scaled_dot_product_attention, cuda, 2,
+   "tensor cores: mma.sync, ldmatrix, cp.async double buffering, causal tiles skipped",
+   fused_supports<sdpa_cuda_flash_v2_supports>,         run_kernel<&sdpa_flash_v2>},
 };
 // clang-format on
 
@@ -88,6 +107,17 @@ Tensor scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tens
   OpCall call(ops::scaled_dot_product_attention, attrs, loc,
               {&q, &k, &v, attn_mask.defined() ? &attn_mask : nullptr});
   return dispatch(call);
+}
+
+// The fused rungs write a fresh [B, H, S, D] output (the math rung returns its last matmul's).
+void sdpa_flash_v1(const Tensor& q, const Tensor& k, const Tensor& v, const SdpaAttrs& attrs, Tensor& out) {
+  out = make_contiguous_tensor(q.shape(), {q.dtype(), q.device()});
+  sdpa_cuda_flash_v1(q, k, v, attrs, out);
+}
+
+void sdpa_flash_v2(const Tensor& q, const Tensor& k, const Tensor& v, const SdpaAttrs& attrs, Tensor& out) {
+  out = make_contiguous_tensor(q.shape(), {q.dtype(), q.device()});
+  sdpa_cuda_flash_v2(q, k, v, attrs, out);
 }
 
 void sdpa_math_composite(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor* mask,

@@ -22,5 +22,8 @@ extern const OpDef scaled_dot_product_attention;  // SdpaAttrs; inputs: q, k, v,
 // attn_mask: bool (true = attend) or q's dtype (added), broadcastable to [*, S, L]; null for none.
 void sdpa_math_composite(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor* attn_mask,
                          const SdpaAttrs& attrs, Tensor& out);
+// The fused rungs (attention_flash.h): q, k, v [B, H, S, D]; out allocated here, [B, H, S, D] contiguous.
+void sdpa_flash_v1(const Tensor& q, const Tensor& k, const Tensor& v, const SdpaAttrs& attrs, Tensor& out);
+void sdpa_flash_v2(const Tensor& q, const Tensor& k, const Tensor& v, const SdpaAttrs& attrs, Tensor& out);
 
 }  // namespace ts
