@@ -655,6 +655,37 @@ TEST_CASE("cuda: composites run on the GPU: linear, matmul, masked_fill, attenti
   }
 }
 
+// ---- attention ---------------------------------------------------------------------------------
+
+TEST_CASE("cuda: every variant: scaled_dot_product_attention's fused rungs against the float64 reference") {
+  if (no_gpu()) return;
+  struct Case {
+    int64_t B, H, S, L, D;
+    bool causal;
+  };
+  // S = 1 and primes; L != S; head dims 64 and 128 (flash_v2's) and 40 (flash_v1's only).
+  const std::vector<Case> cases = {{1, 1, 1, 1, 64, true},   {2, 3, 7, 7, 64, true},    {1, 2, 65, 65, 128, false},
+                                   {2, 1, 33, 70, 64, false}, {1, 2, 129, 129, 64, true}, {1, 1, 17, 17, 40, true}};
+  for (const Variant* v : cuda_variants({&ts::ops::scaled_dot_product_attention})) {
+    const PreferVariant use(*v);
+    for (DType dtype : {DType::bf16, DType::f16}) {
+      uint64_t seed = 1700;
+      for (size_t i = 0; i < cases.size(); ++i) {
+        if (!runs(i)) continue;
+        const Case& c = cases[i];
+        seed += 3;
+        INFO(describe(*v, dtype, {c.B, c.H, c.S, c.D}), " L ", c.L, c.causal ? " causal" : " full");
+        const Pair q = make_both({c.B, c.H, c.S, c.D}, dtype, seed), k = make_both({c.B, c.H, c.L, c.D}, dtype, seed + 1),
+                   vv = make_both({c.B, c.H, c.L, c.D}, dtype, seed + 2);
+        const Tensor out = ts::scaled_dot_product_attention(q.gpu, k.gpu, vv.gpu, {}, c.causal);
+        // scores, probabilities and output are each rounded to dtype: twice the one-op tolerance
+        CHECK_CLOSE(out, ref_sdpa(ref_of(q.cpu), ref_of(k.cpu), ref_of(vv.cpu), nullptr, false, c.causal).v,
+                    2 * tolerance_for(dtype), seed);
+      }
+    }
+  }
+}
+
 // ---- fused elementwise ------------------------------------------------------------------------
 
 TEST_CASE("cuda: every variant: geglu over shapes, layouts and the halves of a merged GEMM output") {

@@ -21,7 +21,7 @@ cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build/gpu}
 JOBS=${JOBS:-16}
 ARCHS=${ARCHS:-90}
-SANITIZER_TIMEOUT=${SANITIZER_TIMEOUT:-150}  # racecheck needs ~90 s on the H200
+SANITIZER_TIMEOUT=${SANITIZER_TIMEOUT:-400}  # racecheck needs ~150 s on the H200
 NVCC=/usr/local/cuda/bin/nvcc
 [[ -x $NVCC ]] || NVCC=$(command -v nvcc || echo nvcc)
 SANITIZER=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
