@@ -1,5 +1,5 @@
 // tests/test_errors.cpp: user mistakes throw ts::Error naming the op, the shapes and what
-// was expected (STYLE.md, Errors), and a variant forced by name that cannot run says why.
+// was expected, and a variant forced by name that cannot run says why.
 #include <doctest/doctest.h>
 
 #include <cstdlib>
