@@ -23,6 +23,7 @@
 #include <tuple>
 #include <type_traits>
 
+#include "ops/int_conversion.h"
 #include "ops/op.h"
 #include "tensor/cuda_check.h"
 #include "tensor/cuda_device.h"
@@ -137,7 +138,7 @@ T cuda_value(double v) {
     raw.x = float_to_f16_bits(static_cast<float>(v));
     return T(raw);
   } else {
-    return static_cast<T>(v);
+    return numeric_cast<T>(v);
   }
 }
 

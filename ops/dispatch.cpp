@@ -2,6 +2,8 @@
 #include "ops/dispatch.h"
 
 #include <cstdlib>
+#include <mutex>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -43,6 +45,17 @@ void parse_variant_environment() {
   env_overrides = std::move(parsed);
 }
 
+// TS_VARIANT named a variant of this op for another device: the call cannot use it.
+// Said once per variant (a loop would repeat it), never silently ignored.
+void warn_other_device(const Variant& v, const OpCall& call) {
+  static std::mutex mutex;
+  static std::set<const Variant*> warned;
+  std::lock_guard lock(mutex);
+  if (!warned.insert(&v).second) return;
+  fmt::print(stderr, "tensorscope: warning: TS_VARIANT names {}, but {} ran on {}: that variant runs on {} only\n",
+             v.name, call.op.name, call.device.str(), variant_device_name(v.device));
+}
+
 // A variant asked for by name must run, or say why not.
 const Variant& forced(const Variant& v, const OpCall& call, const char* source) {
   if (v.supports != nullptr) {
@@ -69,8 +82,10 @@ const Variant& select_variant(const OpCall& call) {
     ++o.calls_;
     return forced(*o.variant_, call, "VariantOverride");
   }
-  for (auto it = env_overrides.rbegin(); it != env_overrides.rend(); ++it)
+  for (auto it = env_overrides.rbegin(); it != env_overrides.rend(); ++it) {
     if (applies(**it, call)) return forced(**it, call, "TS_VARIANT");
+    if ((*it)->op == &call.op) warn_other_device(**it, call);
+  }
 
   // The highest rung that runs on the call's device and accepts the call.
   const std::span<const Variant> rungs = call.op.rungs;

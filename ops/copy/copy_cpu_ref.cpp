@@ -9,6 +9,7 @@
 #include "ops/checks.h"
 #include "ops/cpu_loops.h"
 #include "ops/copy/copy.h"
+#include "ops/int_conversion.h"
 
 namespace ts {
 
@@ -23,7 +24,7 @@ To convert(From v) {
   } else if constexpr (std::is_same_v<To, bool>) {
     return v != From{};
   } else {
-    return static_cast<To>(v);
+    return numeric_cast<To>(v);
   }
 }
 

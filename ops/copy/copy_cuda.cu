@@ -34,7 +34,7 @@ __device__ __forceinline__ To convert_element(From v) {
   } else if constexpr (std::is_same_v<To, bool>) {
     return v != From{};
   } else {
-    return static_cast<To>(v);
+    return numeric_cast<To>(v);
   }
 }
 

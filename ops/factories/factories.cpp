@@ -11,6 +11,7 @@
 
 #include "ops/checks.h"
 #include "ops/dispatch.h"
+#include "ops/int_conversion.h"
 #include "tensor/cuda_device.h"
 
 namespace ts {
@@ -142,13 +143,15 @@ Tensor& fill_(Tensor& x, double value, Where loc) {
 }
 
 Tensor arange(double start, double end, double step, Options options, Where loc) {
+  TS_CHECK(std::isfinite(start) && std::isfinite(end) && std::isfinite(step),
+           "arange: start, end and step must be finite, got ({}, {}, {})", start, end, step);
   TS_CHECK(step != 0, "arange: step must be nonzero");
-  TS_CHECK((end - start) / step >= 0, "arange: upper bound and larger bound inconsistent with step sign ({}, {}, {})",
-           start, end, step);
-  const ArangeAttrs attrs{.start = start,
-                          .step = step,
-                          .length = static_cast<int64_t>(std::ceil((end - start) / step)),
-                          .options = options};
+  const double length = std::ceil((end - start) / step);
+  TS_CHECK(length >= 0, "arange: upper bound and larger bound inconsistent with step sign ({}, {}, {})", start, end,
+           step);
+  TS_CHECK(length < 9223372036854775808.0, "arange: ({}, {}, {}) has {} elements, more than a tensor can hold", start,
+           end, step, length);
+  const ArangeAttrs attrs{.start = start, .step = step, .length = static_cast<int64_t>(length), .options = options};
   OpCall call(ops::arange, attrs, loc);
   return dispatch(call);
 }
@@ -173,7 +176,7 @@ Tensor from_vector(const std::vector<T>& values, const Dims& shape, Options opti
       if constexpr (std::is_same_v<D, bf16> || std::is_same_v<D, f16>) {
         p[i] = D(static_cast<float>(values[i]));
       } else {
-        p[i] = static_cast<D>(values[i]);
+        p[i] = numeric_cast<D>(values[i]);
       }
     }
   });

@@ -9,6 +9,7 @@
 
 #include "ops/cpu_loops.h"
 #include "ops/factories/factories.h"
+#include "ops/int_conversion.h"
 
 namespace ts {
 
@@ -41,7 +42,7 @@ void fill_contiguous(Tensor& out, Fn value_at) {
       if constexpr (std::is_same_v<T, bf16> || std::is_same_v<T, f16>) {
         p[i] = T(static_cast<float>(value_at(i)));
       } else {
-        p[i] = static_cast<T>(value_at(i));
+        p[i] = numeric_cast<T>(value_at(i));
       }
     }
   });
@@ -56,7 +57,7 @@ void fill_cpu_ref(const FillAttrs& attrs, Tensor& x) {
     if constexpr (std::is_same_v<T, bf16> || std::is_same_v<T, f16>) {
       value = T(static_cast<float>(attrs.value));
     } else {
-      value = static_cast<T>(attrs.value);
+      value = numeric_cast<T>(attrs.value);
     }
     T* p = static_cast<T*>(x.data_ptr());
     for_each_offset<1>(x.shape(), {x.strides()}, [&](const auto& o) { p[o[0]] = value; });

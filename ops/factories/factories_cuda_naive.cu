@@ -42,7 +42,7 @@ __global__ void arange_kernel(T* __restrict__ out, int64_t n, double start, doub
     if constexpr (is_half_type<T>) {
       out[i] = from_float<T>(static_cast<float>(v));
     } else {
-      out[i] = static_cast<T>(v);
+      out[i] = numeric_cast<T>(v);
     }
   }
 }

@@ -3,6 +3,7 @@
 // Cost: one read of each input element and one write; no arithmetic.
 #include "ops/checks.h"
 #include "ops/cpu_loops.h"
+#include "ops/int_conversion.h"
 #include "ops/masking/masking.h"
 
 namespace ts {
@@ -14,7 +15,7 @@ T from_double(double v) {
   if constexpr (std::is_same_v<T, bf16> || std::is_same_v<T, f16>) {
     return T(static_cast<float>(v));
   } else {
-    return static_cast<T>(v);
+    return numeric_cast<T>(v);
   }
 }
 

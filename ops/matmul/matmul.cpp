@@ -144,7 +144,8 @@ void matmul_composite(const Tensor& a, const Tensor& b, Tensor& out) {
     const int64_t K = a.shape()[da - 1];
     Dims out_shape = a.shape();
     const Tensor b2 = db == 1 ? unsqueeze(b, 1) : b;
-    const Tensor folded = reshape(a, {-1, K});
+    const int64_t rows = numel_of(Dims(a.shape().begin(), a.shape().end() - 1));  // a's batch dims fold into M
+    const Tensor folded = reshape(a, {rows, K});
     const Tensor product = mm(folded, b2);
     if (db == 1) {
       out_shape.erase(da - 1);
@@ -192,7 +193,8 @@ void linear_composite(const Tensor& x, const Tensor& w, const Tensor* bias, Tens
   } else if (bias != nullptr && x.dim() > 2 && x.is_contiguous()) {
     Dims out_shape = x.shape();
     out_shape[x.dim() - 1] = w.shape()[0];
-    const Tensor folded = view(x, {-1, x.shape()[x.dim() - 1]});
+    const int64_t rows = numel_of(Dims(x.shape().begin(), x.shape().end() - 1));  // x's leading dims fold into one
+    const Tensor folded = view(x, {rows, x.shape()[x.dim() - 1]});
     out = view(addmm(*bias, folded, wt, 1, 1), out_shape);
   } else {
     out = matmul(x, wt);
