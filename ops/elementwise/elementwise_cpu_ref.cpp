@@ -57,56 +57,74 @@ void unary_loop(const Tensor& x, Tensor& out, Op op) {
   });
 }
 
+// The scalar functions, in f32, as named functors: the same formulas as the
+// CUDA rungs' (elementwise_functors.cuh). A debugger breaking in a kernel below
+// stops after its prologue (a lambda defined inside the kernel would be laid
+// out before it and keep gdb from finding the prologue's end).
+struct AddOp {
+  float alpha;
+  float operator()(float x, float y) const { return x + alpha * y; }  // alpha = 1: 1 * y is y exactly
+};
+struct SubOp {
+  float alpha;
+  float operator()(float x, float y) const { return x - alpha * y; }
+};
+struct MulOp {
+  float operator()(float x, float y) const { return x * y; }
+};
+struct DivOp {
+  float operator()(float x, float y) const { return x / y; }
+};
+struct NegOp {
+  float operator()(float v) const { return -v; }
+};
+struct ExpOp {
+  float operator()(float v) const { return std::exp(v); }
+};
+struct TanhOp {
+  float operator()(float v) const { return std::tanh(v); }
+};
+// Both gelu forms avoid 1 + (something near -1): for x < -3 that sum cancels to a
+// few f32 ulps and loses most digits of the (tiny) result.
+struct GeluErfOp {  // x * Phi(x) = 0.5 x (1 + erf(x / sqrt 2)) = 0.5 x erfc(-x / sqrt 2)
+  float operator()(float v) const { return 0.5f * v * std::erfc(v * -0.7071067811865476f); }
+};
+struct GeluTanhOp {  // 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))): see gelu_math.h
+  float operator()(float v) const { return gelu_tanh_f32(v); }
+};
+struct ReluOp {  // NaN propagates (v > 0 is false for NaN, so return v itself then), as in PyTorch
+  float operator()(float v) const { return v > 0.0f || std::isnan(v) ? v : 0.0f; }
+};
+
 }  // namespace
 
 void add_cpu_ref(const Tensor& a, const Tensor* b, const BinaryAttrs& attrs, Tensor& out) {
-  const float alpha = static_cast<float>(attrs.alpha);
-  if (alpha == 1.0f) {
-    binary_loop(a, b, attrs, out, [](float x, float y) { return x + y; });
-  } else {
-    binary_loop(a, b, attrs, out, [alpha](float x, float y) { return x + alpha * y; });
-  }
+  binary_loop(a, b, attrs, out, AddOp{static_cast<float>(attrs.alpha)});
 }
 
 void sub_cpu_ref(const Tensor& a, const Tensor* b, const BinaryAttrs& attrs, Tensor& out) {
-  const float alpha = static_cast<float>(attrs.alpha);
-  binary_loop(a, b, attrs, out, [alpha](float x, float y) { return x - alpha * y; });
+  binary_loop(a, b, attrs, out, SubOp{static_cast<float>(attrs.alpha)});
 }
 
 void mul_cpu_ref(const Tensor& a, const Tensor* b, const BinaryAttrs& attrs, Tensor& out) {
-  binary_loop(a, b, attrs, out, [](float x, float y) { return x * y; });
+  binary_loop(a, b, attrs, out, MulOp{});
 }
 
 void div_cpu_ref(const Tensor& a, const Tensor* b, const BinaryAttrs& attrs, Tensor& out) {
-  binary_loop(a, b, attrs, out, [](float x, float y) { return x / y; });
+  binary_loop(a, b, attrs, out, DivOp{});
 }
 
-void neg_cpu_ref(const Tensor& x, Tensor& out) {
-  unary_loop(x, out, [](float v) { return -v; });
-}
-
-void exp_cpu_ref(const Tensor& x, Tensor& out) {
-  unary_loop(x, out, [](float v) { return std::exp(v); });
-}
-
-void tanh_cpu_ref(const Tensor& x, Tensor& out) {
-  unary_loop(x, out, [](float v) { return std::tanh(v); });
-}
+void neg_cpu_ref(const Tensor& x, Tensor& out) { unary_loop(x, out, NegOp{}); }
+void exp_cpu_ref(const Tensor& x, Tensor& out) { unary_loop(x, out, ExpOp{}); }
+void tanh_cpu_ref(const Tensor& x, Tensor& out) { unary_loop(x, out, TanhOp{}); }
+void relu_cpu_ref(const Tensor& x, Tensor& out) { unary_loop(x, out, ReluOp{}); }
 
 void gelu_cpu_ref(const Tensor& x, const GeluAttrs& attrs, Tensor& out) {
-  // Both forms are written so that no 1 + (something near -1) is formed: for x < -3 that sum
-  // cancels to a few f32 ulps and loses most digits of the (tiny) result.
   if (attrs.approximate == GeluApprox::tanh) {
-    unary_loop(x, out, gelu_tanh_f32);  // 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))): see gelu_math.h
+    unary_loop(x, out, GeluTanhOp{});
   } else {
-    // Exact: x * Phi(x) = 0.5 x (1 + erf(x / sqrt 2)) = 0.5 x erfc(-x / sqrt 2).
-    unary_loop(x, out, [](float v) { return 0.5f * v * std::erfc(v * -0.7071067811865476f); });
+    unary_loop(x, out, GeluErfOp{});
   }
-}
-
-void relu_cpu_ref(const Tensor& x, Tensor& out) {
-  // NaN propagates (v > 0 is false for NaN, so return v itself then), as in PyTorch.
-  unary_loop(x, out, [](float v) { return v > 0.0f || std::isnan(v) ? v : 0.0f; });
 }
 
 }  // namespace ts
