@@ -48,6 +48,7 @@
 #include <random>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include "bench/bench_timing.h"
@@ -367,9 +368,39 @@ struct Output {
   DType dtype = DType::f32;
 };
 
+// Every element as a double, in row-major order. A contiguous tensor's bytes are
+// copied with one cudaMemcpy (no op of the runtime under test) and widened in one
+// typed loop; anything else element by element through Tensor::to_vector.
+std::vector<double> host_values(const Tensor& x) {
+  if (!x.is_contiguous()) return x.to_vector<double>();
+  const size_t n = static_cast<size_t>(x.numel()), bytes = n * x.element_size();
+  std::vector<double> values(n);
+  if (n == 0) return values;
+  std::vector<char> staging;
+  const void* data = x.data_ptr();
+  if (x.device().is_cuda()) {
+    staging.resize(bytes);
+    cuda::set_device(x.device().index);
+    TS_CUDA_CHECK(cudaMemcpy(staging.data(), data, bytes, cudaMemcpyDeviceToHost));
+    data = staging.data();
+  }
+  visit_dtype(x.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    const T* p = static_cast<const T*>(data);
+    for (size_t i = 0; i < n; ++i) {
+      if constexpr (std::is_same_v<T, bf16> || std::is_same_v<T, f16>) {
+        values[i] = static_cast<float>(p[i]);
+      } else {
+        values[i] = static_cast<double>(p[i]);
+      }
+    }
+  });
+  return values;
+}
+
 Output read_back(const Tensor& x) {
   if (!x.defined()) return {};
-  return {true, x.to_vector<double>(), x.shape(), x.dtype()};
+  return {true, host_values(x), x.shape(), x.dtype()};
 }
 
 // "" when `got` matches the reference output `want`, else what differs.
@@ -381,7 +412,7 @@ std::string mismatch(const Tensor& got, const Output& want, Numerics numerics, d
     return fmt::format("{}: dtype {}, the reference's is {}", what, dtype_short_name(got.dtype()),
                        dtype_short_name(want.dtype));
   const double tol = tolerance(want.dtype, numerics);
-  const Comparison c = compare(got.to_vector<double>(), want.values, tol);
+  const Comparison c = compare(host_values(got), want.values, tol);
   rel_err = std::max(rel_err, c.rel_err);
   return c.ok ? std::string() : fmt::format("{}: {}", what, describe_failure(c, tol, want.shape));
 }
@@ -555,17 +586,17 @@ std::string num(double x) {
 void write_json(const Settings& s, const Row& row, const std::string& label, double tflops, double gbps, double roof,
                 double median_us, double p10, double p90) {
   if (s.json == nullptr) return;
-  const auto number = [](double x) { return std::isfinite(x) ? nlohmann::json(x) : nlohmann::json(nullptr); };
-  nlohmann::json j;
+  const auto number = [](double x) { return std::isfinite(x) ? nlohmann::ordered_json(x) : nlohmann::ordered_json(nullptr); };
+  nlohmann::ordered_json j;
   j["name"] = fmt::format("ladder/{}/{}/{}", row.v->name, dtype_short_name(s.dtype), label);
-  j["value"] = row.timed ? number(median_us) : nlohmann::json(nullptr);
+  j["value"] = row.timed ? number(median_us) : nlohmann::ordered_json(nullptr);
   j["unit"] = "us";
-  j["p10_us"] = row.timed ? number(p10) : nlohmann::json(nullptr);
-  j["p90_us"] = row.timed ? number(p90) : nlohmann::json(nullptr);
+  j["p10_us"] = row.timed ? number(p10) : nlohmann::ordered_json(nullptr);
+  j["p90_us"] = row.timed ? number(p90) : nlohmann::ordered_json(nullptr);
   j["runs"] = row.us.size();
-  j[s.device.is_cuda() ? "tflops" : "gflops"] = row.timed ? number(tflops) : nlohmann::json(nullptr);
-  j["gbps"] = row.timed ? number(gbps) : nlohmann::json(nullptr);
-  j["roofline_pct"] = row.timed ? number(roof) : nlohmann::json(nullptr);
+  j[s.device.is_cuda() ? "tflops" : "gflops"] = row.timed ? number(tflops) : nlohmann::ordered_json(nullptr);
+  j["gbps"] = row.timed ? number(gbps) : nlohmann::ordered_json(nullptr);
+  j["roofline_pct"] = row.timed ? number(roof) : nlohmann::ordered_json(nullptr);
   j["rel_err"] = number(row.rel_err);
   j["status"] = state_name(row.state);
   if (!row.note.empty()) j["note"] = row.note;
@@ -734,7 +765,7 @@ bool run_op(const Spec& spec, const Settings& s, const Ceilings& ceilings) {
       std::string note = row.note;
       std::replace(note.begin(), note.end(), '\n', ' ');
       fmt::print("{:>4}  {:<{}}  {:<9} {}{}\n", row.v->rung, row.v->name, width, state_name(row.state),
-                 row.state == State::reference ? "" : "    ", note.empty() ? "" : note);
+                 "    ", note);
     }
     std::fflush(stdout);
     write_json(s, row, label, rate, gbps, roof, median_us, p10, p90);
@@ -881,11 +912,11 @@ int main_impl(int argc, char** argv) {
                ceilings.gemm_how);
     if (s.json != nullptr) {
       fmt::print(s.json, "{}\n",
-                 nlohmann::json{{"name", fmt::format("ladder/ceiling/copy/{}", s.device.str())},
+                 nlohmann::ordered_json{{"name", fmt::format("ladder/ceiling/copy/{}", s.device.str())},
                                 {"value", ceilings.copy_bytes_per_s / 1e9}, {"unit", "GB/s"}}
                      .dump());
       fmt::print(s.json, "{}\n",
-                 nlohmann::json{{"name", fmt::format("ladder/ceiling/gemm/{}/{}", s.device.str(),
+                 nlohmann::ordered_json{{"name", fmt::format("ladder/ceiling/gemm/{}/{}", s.device.str(),
                                                      gpu ? dtype_short_name(s.dtype) : "f32")},
                                 {"value", ceilings.gemm_flops_per_s / (gpu ? 1e12 : 1e9)},
                                 {"unit", gpu ? "TFLOP/s" : "GFLOP/s"}}
