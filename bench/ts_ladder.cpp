@@ -800,8 +800,8 @@ std::string shapes_help() {
     text += fmt::format("  {:<14} {:<9} {} [{} / {}]\n", spec.op, spec.shape, spec.what, size_label(spec.cuda),
                         size_label(spec.cpu));
   text += "\nOutput: one table per op. status: ok (matched the reference, then timed), reference (rung 0 on this "
-          "device),\nrefused (its supports() says why), FAIL (differs from the reference: no speed; exit status 1), "
-          "ERROR.\n% roof = max(FLOPs / GEMM ceiling, bytes / copy ceiling) / median time: 100 is as fast as the "
+          "device),\nrefused (its supports() says why), unchecked (it refuses the small size the rungs were checked at: "
+          "not timed),\nFAIL (differs from the reference: no speed; exit status 1), ERROR (it threw: exit status 1).\n% roof = max(FLOPs / GEMM ceiling, bytes / copy ceiling) / median time: 100 is as fast as the "
           "ceilings allow.";
   return text;
 }
