@@ -28,6 +28,7 @@
 
 #include <unistd.h>
 
+#include "bench/bench_timing.h"
 #include "nn/geglu_mlp.h"
 #include "ops/ops.h"
 #include "ops/registry.h"
@@ -122,32 +123,8 @@ Paired paired_us_per_call(const std::function<void()>& fn, const std::function<v
 }
 
 // Median device time (milliseconds) of fn over `repeats` runs, each bracketed by
-// CUDA events on the current stream after the flush described above, after
-// `warmup` untimed runs.
-double median_device_ms(const std::function<void()>& fn, int warmup, int repeats) {
-  constexpr size_t kFlushBytes = size_t{256} << 20;
-  static const ts::Tensor* flush =  // leaked: freeing device memory during exit can outlive the CUDA runtime
-      new ts::Tensor(ts::empty({static_cast<int64_t>(kFlushBytes)}, {ts::DType::b8, ts::kCUDA}));
-  for (int i = 0; i < warmup; ++i) fn();
-  cudaEvent_t start, stop;
-  TS_CUDA_CHECK(cudaEventCreate(&start));
-  TS_CUDA_CHECK(cudaEventCreate(&stop));
-  std::vector<double> samples;
-  for (int r = 0; r < repeats; ++r) {
-    TS_CUDA_CHECK(cudaMemsetAsync(flush->data_ptr(), r & 0xff, kFlushBytes, ts::cuda::current_stream()));
-    TS_CUDA_CHECK(cudaEventRecord(start, ts::cuda::current_stream()));
-    fn();
-    TS_CUDA_CHECK(cudaEventRecord(stop, ts::cuda::current_stream()));
-    TS_CUDA_CHECK(cudaEventSynchronize(stop));
-    float ms = 0;
-    TS_CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
-    samples.push_back(ms);
-  }
-  TS_CUDA_CHECK(cudaEventDestroy(start));
-  TS_CUDA_CHECK(cudaEventDestroy(stop));
-  std::nth_element(samples.begin(), samples.begin() + repeats / 2, samples.end());
-  return samples[static_cast<size_t>(repeats / 2)];
-}
+// CUDA events after the L2-emptying memset described above (bench/bench_timing.h).
+using ts::bench::median_device_ms;
 
 void sync() { ts::cuda::synchronize(); }
 
