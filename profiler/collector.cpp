@@ -316,10 +316,10 @@ void append_events(ThreadBuffer& b, const TickConverter& clock, int64_t stop_ns,
   }
 }
 
-// Opens a scope on this thread's buffer: the part every scope shares, op or
-// user scope. `name()` gives its name and `details(b, s)` fills what is
-// particular to the kind of scope (an op's inputs and call site, a user
-// scope's location) while the buffer is locked. The scope's id goes on the
+// Opens a scope in a thread's buffer, whose lock the caller holds: the part
+// every scope shares, op or user scope. `name()` gives its name and
+// `details(b, s)` fills what is particular to the kind of scope (an op's
+// inputs and call site, a user scope's location). The scope's id goes on the
 // device source's correlation stack when the session records CUDA activity,
 // and its start time is read last, so that none of this bookkeeping is
 // charged to it. Returns the scope's index in the buffer, or -1 when nothing
@@ -328,7 +328,6 @@ void append_events(ThreadBuffer& b, const TickConverter& clock, int64_t stop_ns,
 template <typename Name, typename Details>
 [[gnu::always_inline]] inline int32_t begin_scope(ThreadBuffer& b, EventKind kind, Name&& name,
                                                   CorrelationKind correlation, bool& correlated, Details&& details) {
-  std::lock_guard lock(b.mutex);
   if (b.closed) return -1;
   int32_t index = 0;
   RawScope* s = append_scope(b, &index);
@@ -358,6 +357,7 @@ ScopeToken op_begin(const RecordedOp& op) {
   }
   ThreadBuffer* b = this_thread_buffer();
   if (b == nullptr) return none;
+  std::lock_guard lock(b->mutex);
   bool correlated = false;
   const int32_t index = begin_scope(
       *b, EventKind::cpu_op, [&op] { return op.name(); }, CorrelationKind::op, correlated,
@@ -404,6 +404,7 @@ AnnotationHandle annotation_begin(EventKind kind, std::string_view name, const s
   ThreadBuffer* b = this_thread_buffer();
   if (b == nullptr) return {};
   const std::string_view stored = intern(name);  // before the lock: interning takes a process-wide one
+  std::lock_guard lock(b->mutex);
   bool correlated = false;
   const int32_t index = begin_scope(
       *b, kind, [stored] { return stored; }, CorrelationKind::annotation, correlated,

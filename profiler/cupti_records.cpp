@@ -65,8 +65,8 @@ int32_t enclosing_scope(const std::vector<Event>& events, const EventsById& by_i
 }
 
 // Step 2: API calls in the window, one per correlation, each under the op (else
-// the user scope) that made it. The ApiRecord's id is its op's, so that the
-// table can charge the call to the op.
+// the user scope) that made it. A call's id is its op's External id, as for the
+// GPU work it launched.
 Launches append_api_calls(KeptRecords& kept, Window window, const EventsById& by_id, Recording& rec) {
   Launches launches;
   // Runtime calls first: cudaLaunchKernel and the cuLaunchKernel it makes share a
