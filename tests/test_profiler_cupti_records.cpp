@@ -4,16 +4,23 @@
 // these cases build such records and check the Events they become: launch calls
 // under the op that made them, GPU work charged to its op, user-scope spans on
 // each stream, the capture window, sync devices, the clock offset; then the
-// kernel footprint (occupancy) on an H200's properties, and which API calls are kept.
+// kernel footprint (occupancy) on an H200's properties, which API calls are kept,
+// and how a failed CUDA call of the profiler reaches the table and the trace.
 #include <doctest/doctest.h>
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <string>
 #include <string_view>
 #include <vector>
 
+#include "profiler/chrome_trace.h"
+#include "profiler/cuda_call_check.h"
 #include "profiler/cupti_api_selection.h"
 #include "profiler/cupti_records.h"
 #include "profiler/kernel_footprint.h"
+#include "profiler/key_averages.h"
+#include "tests/support/synthetic_events.h"
 
 namespace prof = ts::profiler;
 namespace cupti = ts::profiler::cupti;
@@ -266,4 +273,37 @@ TEST_CASE("profiler cupti api selection: launches, copies and sets are kept; per
   CHECK(cupti::without_version_suffix("cuMemcpyDtoHAsync_v2") == "cuMemcpyDtoHAsync");
   CHECK(cupti::without_version_suffix("cudaMemcpy_vfoo") == "cudaMemcpy_vfoo");
   CHECK(cupti::without_version_suffix("cudaLaunchKernel") == "cudaLaunchKernel");
+}
+
+TEST_CASE("profiler cuda call check: a failed call is noted, not thrown, and reported in the table and the trace") {
+  prof::DeviceActivityInfo drained;
+  prof::detail::report_failed_calls(drained);  // start from an empty log
+
+  CHECK(TS_PROFILER_CUDA_OK(cudaSuccess));
+  CHECK(TS_CUPTI_OK(CUPTI_SUCCESS));
+  CHECK_FALSE(TS_PROFILER_CUDA_OK(cudaErrorMemoryAllocation));
+  CHECK_FALSE(TS_CUPTI_OK(CUPTI_ERROR_NOT_INITIALIZED));
+  CHECK(TS_CUPTI_TRY(CUPTI_SUCCESS).empty());
+  CHECK(TS_CUPTI_TRY(CUPTI_ERROR_INVALID_PARAMETER).find("CUPTI_ERROR_INVALID_PARAMETER failed") == 0);
+
+  ts::testing::SyntheticEvents s(/*use_cuda=*/true);
+  s.op("ts::add", 1000, 5000, -1);
+  s.rec.device_activity.source = "cupti";
+  prof::detail::report_failed_calls(s.rec.device_activity);
+  const prof::DeviceActivityInfo& info = s.rec.device_activity;
+  CHECK(info.failed_calls == 2);
+  INFO(info.first_failed_call);
+  CHECK(info.first_failed_call.starts_with("cudaErrorMemoryAllocation failed: cudaErrorMemoryAllocation: "));
+  CHECK(info.first_failed_call.find("test_profiler_cupti_records.cpp:") != std::string::npos);
+
+  prof::DeviceActivityInfo again;
+  prof::detail::report_failed_calls(again);
+  CHECK(again.failed_calls == 0);  // reported once
+
+  const std::string table = prof::key_averages(s.rec).table();
+  CHECK(table.find("Failed CUDA calls in the profiler: 2 (the first: cudaErrorMemoryAllocation failed: ") !=
+        std::string::npos);
+  const nlohmann::json trace = nlohmann::json::parse(prof::chrome_trace_json(s.rec, "t.json"));
+  CHECK(trace["cuda_activity"]["failed_calls"] == 2);
+  CHECK(trace["cuda_activity"]["first_failed_call"] == info.first_failed_call);
 }
