@@ -17,6 +17,7 @@
 #include <fmt/core.h>
 
 #include <cstdlib>
+#include <iterator>
 #include <string>
 #include <string_view>
 #include <vector>
