@@ -316,35 +316,39 @@ void append_events(ThreadBuffer& b, const TickConverter& clock, int64_t stop_ns,
   }
 }
 
+// Where begin_scope() put a scope.
+struct OpenedScope {
+  int32_t index = -1;       // its place in the thread's buffer
+  bool correlated = false;  // its id went on the device source's correlation stack
+};
+
 // Opens a scope in a thread's buffer, whose lock the caller holds: the part
 // every scope shares, op or user scope. `name()` gives its name and
 // `details(b, s)` fills what is particular to the kind of scope (an op's
 // inputs and call site, a user scope's location). The scope's id goes on the
 // device source's correlation stack when the session records CUDA activity,
 // and its start time is read last, so that none of this bookkeeping is
-// charged to it. Returns the scope's index in the buffer, or -1 when nothing
-// was recorded (the session is over or the buffer is full); `correlated`
-// says whether the id was pushed.
+// charged to it. Returns false when nothing was recorded (the session is over
+// or the buffer is full).
 template <typename Name, typename Details>
-[[gnu::always_inline]] inline int32_t begin_scope(ThreadBuffer& b, EventKind kind, Name&& name,
-                                                  CorrelationKind correlation, bool& correlated, Details&& details) {
-  if (b.closed) return -1;
-  int32_t index = 0;
-  RawScope* s = append_scope(b, &index);
-  if (s == nullptr) return -1;
+[[gnu::always_inline]] inline bool begin_scope(ThreadBuffer& b, EventKind kind, Name&& name,
+                                               CorrelationKind correlation, OpenedScope& opened, Details&& details) {
+  if (b.closed) return false;
+  RawScope* s = append_scope(b, &opened.index);
+  if (s == nullptr) return false;
   s->kind = kind;
   s->name = name();
   s->id = g_next_id.fetch_add(1, std::memory_order_relaxed);
   details(b, *s);
-  b.open.push_back(index);
+  b.open.push_back(opened.index);
   if (b.config.use_cuda) [[unlikely]] {
     if (const CorrelationHooks* hooks = g_correlation_hooks.load(std::memory_order_acquire)) {
       hooks->push(correlation, s->id);
-      correlated = true;
+      opened.correlated = true;
     }
   }
   s->start = now_ticks();
-  return index;
+  return true;
 }
 
 }  // namespace
@@ -358,9 +362,9 @@ ScopeToken op_begin(const RecordedOp& op) {
   ThreadBuffer* b = this_thread_buffer();
   if (b == nullptr) return none;
   std::lock_guard lock(b->mutex);
-  bool correlated = false;
-  const int32_t index = begin_scope(
-      *b, EventKind::cpu_op, [&op] { return op.name(); }, CorrelationKind::op, correlated,
+  OpenedScope opened;
+  const bool recorded = begin_scope(
+      *b, EventKind::cpu_op, [&op] { return op.name(); }, CorrelationKind::op, opened,
       [&op](ThreadBuffer& buffer, RawScope& s) {
         if (buffer.config.record_shapes) {
           s.inputs_begin = static_cast<uint32_t>(buffer.inputs.size());
@@ -379,8 +383,8 @@ ScopeToken op_begin(const RecordedOp& op) {
           }
         }
       });
-  if (index < 0) return none;
-  return {.session = b->session, .index = index, .correlated = correlated, .nvtx = none.nvtx};
+  if (!recorded) return none;
+  return {.session = b->session, .index = opened.index, .correlated = opened.correlated, .nvtx = none.nvtx};
 }
 
 void op_end(const RecordedOp& op, ScopeToken token) {
@@ -405,17 +409,17 @@ AnnotationHandle annotation_begin(EventKind kind, std::string_view name, const s
   if (b == nullptr) return {};
   const std::string_view stored = intern(name);  // before the lock: interning takes a process-wide one
   std::lock_guard lock(b->mutex);
-  bool correlated = false;
-  const int32_t index = begin_scope(
-      *b, kind, [stored] { return stored; }, CorrelationKind::annotation, correlated,
+  OpenedScope opened;
+  const bool recorded = begin_scope(
+      *b, kind, [stored] { return stored; }, CorrelationKind::annotation, opened,
       [loc](ThreadBuffer& buffer, RawScope& s) {
         if (loc != nullptr && buffer.config.with_stack) {
           s.loc = *loc;
           s.has_loc = true;
         }
       });
-  if (index < 0) return {};
-  return {.buffer = tl_buffer, .index = index, .correlated = correlated};
+  if (!recorded) return {};
+  return {.buffer = tl_buffer, .index = opened.index, .correlated = opened.correlated};
 }
 
 bool annotation_end(AnnotationHandle& handle) {
