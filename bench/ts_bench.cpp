@@ -320,8 +320,14 @@ void add_attention_entry(std::vector<Entry>& list, ts::nn::AttentionPath path, A
                     ts::Tensor sink;
                     const double ms = median_device_ms([&] { sink = attn.forward(q, k, v); }, 3, 21);
                     const double us = ms * 1e3, tflops = shape.flops() / (ms * 1e-3) / 1e12;
-                    return per_forward_us ? Result{name, us, "us", "", {{name + "_tflops", tflops, "TFLOP/s", ""}}}
-                                          : Result{name, tflops, "TFLOP/s", "", {{name + "_us", us, "us", ""}}};
+                    Result r{name, us, "us", ""};
+                    Result other{name + "_tflops", tflops, "TFLOP/s", ""};
+                    if (!per_forward_us) {
+                      r = Result{name, tflops, "TFLOP/s", ""};
+                      other = Result{name + "_us", us, "us", ""};
+                    }
+                    r.also.push_back(other);
+                    return r;
                   },
                   true});
 }
