@@ -18,3 +18,9 @@ run "$bin/02_linear" --fused
 run "$bin/03_mlp" --path eager
 run "$bin/03_mlp" --path fused
 run "$bin/03_mlp" --path merged
+# Part 3: attention, five paths at the series' shape (B4 H16 S1024 D64 bf16, causal). On a CPU the
+# fused paths say why they cannot run and run the math path instead.
+# Artifacts: traces/04_attention/4x16x1024x64_bf16_cold_<path>.{json,txt}
+for path in naive inplace math flash_v1 flash_v2; do
+  run "$bin/04_attention" --path "$path"
+done

@@ -1,12 +1,17 @@
 // ops/attention/attention.cpp: scaled_dot_product_attention and its math
 // decomposition (rung 0, the reference every fused kernel is checked against).
 //
-// The math path, op by op (each one shows in the
-// profiler, and the [*, S, L] scores live in memory between them):
-//   scores = matmul(q, k^T) * scale
-//   causal:  masked_fill(scores, triu(ones(S, L), 1), -inf)   // future keys
+// The math rung runs the way PyTorch's math backend runs (sdpa_kernel(SDPBackend.MATH)),
+// op by op; each one shows in the profiler, and the [*, S, L] scores live in memory between them:
+//   bf16/f16 inputs: q, k, v = to(q, f32), to(k, f32), to(v, f32)   // accuracy over speed
+//   q, k = q * sqrt(scale), k * sqrt(scale)      // scaled before the product, as PyTorch does
+//   scores = matmul(q, k^T)                      // f32: no tensor cores unless TF32 is allowed
+//   causal:  masked_fill_(scores, triu(ones(S, L), 1), -inf)  // the mask rebuilt on every call
 //   bool mask (true = attend): where(mask, scores, -inf); float mask: scores + mask
-//   out = matmul(_safe_softmax(scores, -1), v)                 // masked-out rows give 0
+//   out = matmul(_safe_softmax(scores, -1), v)   // a row with no visible key gives 0, not NaN
+//   bf16/f16 inputs: out = to(out, dtype)
+// On a GPU, bf16 and causal, that is 12 kernels: 4 casts, 2 scalings, 2 GEMMs, 3 for the mask,
+// 1 softmax (nn/attention.cpp's expected_launches lists them).
 #include "ops/attention/attention.h"
 
 #include "ops/attention/attention_flash.h"
@@ -79,7 +84,7 @@ using enum VariantDevice;
 // clang-format off
 const Variant sdpa_rungs[] = {
   {"scaled_dot_product_attention/any/math",      &ops::scaled_dot_product_attention, any,  0,
-   "matmul, scale, mask, safe softmax, matmul: the [S, L] scores in memory",
+   "PyTorch's math backend: f32 for bf16/f16, q and k scaled, matmul, mask rebuilt, safe softmax, matmul",
    nullptr,                                            run_kernel<&sdpa_math_composite>},
   {"scaled_dot_product_attention/cuda/flash_v1", &ops::scaled_dot_product_attention, cuda, 1,
    "one kernel: K/V tiles through shared memory, online softmax, scalar f32 FMAs",
@@ -126,19 +131,30 @@ void sdpa_math_composite(const Tensor& q, const Tensor& k, const Tensor& v, cons
   const double scale = attrs.scale != 0 ? attrs.scale : 1.0 / std::sqrt(static_cast<double>(D));
   constexpr double kNegInf = -std::numeric_limits<double>::infinity();
 
-  Tensor scores = mul(matmul(q, transpose(k, -2, -1)), scale);
+  // 16-bit inputs are computed in f32 and the result rounded once at the end; f32 runs as it is.
+  const DType dtype = q.dtype();
+  const bool upcast = dtype == DType::bf16 || dtype == DType::f16;
+  const Tensor qf = upcast ? to(q, DType::f32) : q;
+  const Tensor kf = upcast ? to(k, DType::f32) : k;
+  const Tensor vf = upcast ? to(v, DType::f32) : v;
+
+  // sqrt(|scale|) on each side (the sign on q's): two passes over [*, S, D] and [*, L, D],
+  // none over the [*, S, L] scores, and the product's terms stay near 1 in magnitude.
+  const double root = std::sqrt(std::abs(scale));
+  Tensor scores = matmul(mul(qf, scale < 0 ? -root : root), transpose(mul(kf, root), -2, -1));
   if (attrs.is_causal) {
-    // Key j is in query i's future when j > i: the strict upper triangle.
-    Tensor future = triu(ones({S, L}, {DType::b8, q.device()}), 1);
-    scores = masked_fill(scores, future, kNegInf);
+    // Key j is in query i's future when j > i: the strict upper triangle, built again on every call.
+    const Tensor future = triu(ones({S, L}, {DType::b8, q.device()}), 1);
+    masked_fill_(scores, future, kNegInf);
   } else if (mask != nullptr) {
     if (mask->dtype() == DType::b8) {
-      scores = where(*mask, scores, full({}, kNegInf, {scores.dtype(), q.device()}));
+      scores = where(*mask, scores, full({}, kNegInf, {DType::f32, q.device()}));
     } else {
-      scores = add(scores, *mask, 1);
+      scores = add(scores, upcast ? to(*mask, DType::f32) : *mask, 1);
     }
   }
-  out = matmul(_safe_softmax(scores, -1), v);
+  const Tensor result = matmul(_safe_softmax(scores, -1), vf);
+  out = upcast ? to(result, dtype) : result;
 }
 
 }  // namespace ts

@@ -20,7 +20,7 @@
 // Cost:  4*B*H*S*L*D FLOPs (about half of it with causal); bytes: q and out once, K and V once per
 //        block of Br queries: (2*S*D + 2*L*D*ceil(S/Br)) * B*H * sizeof(T). At Br = 16 the K/V reloads
 //        dominate; flash_v2 cuts them 8x (Br = 128) and moves the FLOPs to tensor cores.
-// Try:   ./build/release/ts_bench_attention --rung flash_v1       (tests: ts_tests -tc='cuda: flash*')
+// Try:   ./build/release/ts_bench --filter /flash_v1   (tests: ts_tests -tc='cuda: flash*')
 #include <cmath>
 #include <limits>
 

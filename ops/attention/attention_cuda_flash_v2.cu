@@ -23,7 +23,7 @@
 // Cost:  4*B*H*S*L*D FLOPs (causal about half, the exact count being 4*B*H*D * sum_i min(i+1, L));
 //        bytes: q and out once, K and V once per block of Br queries:
 //        (2*S*D + 2*L*D*ceil(S/Br)) * B*H * sizeof(T) (causal about half of the K/V part).
-// Try:   ./build/release/ts_bench_attention --rung flash_v2       (tests: ts_tests -tc='cuda: flash*')
+// Try:   ./build/release/ts_bench --filter /flash_v2   (tests: ts_tests -tc='cuda: flash*')
 #include <atomic>
 #include <cmath>
 #include <cstdint>
