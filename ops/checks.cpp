@@ -46,6 +46,16 @@ Dims broadcast_shapes(const char* op_name, const Dims& a, const Dims& b) {
   return out;
 }
 
+int64_t broadcast_period(const Tensor& x, const Dims& shape) {
+  if (!x.is_contiguous()) return 0;
+  int xd = x.dim();
+  while (xd > 0 && x.shape()[x.dim() - xd] == 1) --xd;  // leading 1s broadcast like absent dims
+  if (xd > shape.size()) return 0;
+  for (int i = 1; i <= xd; ++i)
+    if (x.shape()[x.dim() - i] != shape[shape.size() - i]) return 0;
+  return x.numel();
+}
+
 Dims broadcast_strides(const Tensor& x, const Dims& shape) {
   Dims strides = Dims::filled(shape.size(), 0);
   const int lead = shape.size() - x.dim();

@@ -19,6 +19,12 @@ void check_same_dtype(const OpCall& call, const Tensor& a, const Tensor& b);
 Dims broadcast_shapes(const OpCall& call, const Dims& a, const Dims& b);
 Dims broadcast_shapes(const char* op_name, const Dims& a, const Dims& b);
 
+// The period at which x repeats when read as if expanded to `shape`: shape's
+// element count when x is dense of that shape, the row length when x is a dense
+// row of shape's trailing dims (leading dims absent or 1, like a bias [N] under
+// [M, N]), else 0. Element e of the expanded tensor is then x[e % period].
+int64_t broadcast_period(const Tensor& x, const Dims& shape);
+
 // x's strides for reading it as if expanded to `shape` (0 on broadcast dims).
 Dims broadcast_strides(const Tensor& x, const Dims& shape);
 

@@ -338,6 +338,15 @@ TEST_CASE("cuda: every variant: masked_fill_ in place, where, triu, tril") {
                 CHECK_GPU(y.gpu, want, dtype, seed);
               }
             }
+            if (i == 0 && layout == Layout::contiguous) {  // attention's case: one [S, L] mask under [B, H, S, L]
+              Pair scores = make_both({2, 3, 16, 24}, dtype, seed + 7);
+              const Pair m = make_mask({16, 24}, seed + 7);
+              const Ref want = rounded(ref_binary(ref_of(scores.cpu), ref_of(m.cpu),
+                                                  [](double e, double keep) { return keep != 0 ? -kInf : e; }),
+                                       dtype);
+              ts::masked_fill_(scores.gpu, m.gpu, -kInf);
+              CHECK_GPU(scores.gpu, want, dtype, seed + 7);
+            }
           } else if (v->op == &ts::ops::where) {
             Dims row = shape;
             row[nd - 2] = 1;

@@ -133,7 +133,7 @@ const OpDef relu{.name = "ts::relu", .attrs = attrs_tag<NoAttrs>, .prepare = pre
 // Each public op fills its call and dispatches it (no shared helper: a debugger
 // goes from the call site to the kernel in four frames).
 Tensor add(const Tensor& a, const Tensor& b, double alpha, Where loc) {
-  const BinaryAttrs attrs{.alpha = alpha};
+  const BinaryAttrs attrs{.alpha = alpha, .scalar = std::nullopt};
   OpCall call(ops::add, attrs, loc, {&a, &b});
   return dispatch(call);
 }
@@ -145,7 +145,7 @@ Tensor add(const Tensor& a, double b, Where loc) {
 }
 
 Tensor sub(const Tensor& a, const Tensor& b, double alpha, Where loc) {
-  const BinaryAttrs attrs{.alpha = alpha};
+  const BinaryAttrs attrs{.alpha = alpha, .scalar = std::nullopt};
   OpCall call(ops::sub, attrs, loc, {&a, &b});
   return dispatch(call);
 }

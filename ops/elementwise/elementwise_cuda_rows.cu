@@ -12,6 +12,7 @@
 //        row stays in L1/L2 after its first read.
 // Try:   TS_VARIANT=add/cuda/rows ./build/dev/tutorials/01_matmul_add --device cuda --fused=false
 //        ./build/dev/ts_ladder --op add --device cuda
+#include "ops/checks.h"
 #include "ops/elementwise/elementwise_functors.cuh"
 
 namespace ts {
@@ -33,19 +34,6 @@ __global__ void elementwise_binary_rows_kernel(const T* __restrict__ a, int64_t 
 }
 
 namespace {
-
-// The period at which x repeats when read as out: out.numel() when x is dense of
-// out's shape, the row length when x is a dense row of out's trailing dims
-// (leading dims absent or 1), else 0.
-int64_t broadcast_period(const Tensor& x, const Dims& out_shape) {
-  if (!x.is_contiguous()) return 0;
-  int xd = x.dim();
-  while (xd > 0 && x.shape()[x.dim() - xd] == 1) --xd;  // leading 1s broadcast like absent dims
-  if (xd > out_shape.size()) return 0;
-  for (int i = 1; i <= xd; ++i)
-    if (x.shape()[x.dim() - i] != out_shape[out_shape.size() - i]) return 0;
-  return x.numel();
-}
 
 int pack_size(DType dtype) { return 16 / static_cast<int>(element_size(dtype)); }
 

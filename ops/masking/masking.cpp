@@ -77,6 +77,7 @@ const Variant masked_fill_rungs[] = {
 const Variant masked_fill__rungs[] = {
   {"masked_fill_/cpu/ref",      &ops::masked_fill_, cpu,  0, "in place: x = mask ? value : x, mask broadcast",         nullptr, run_kernel<&masked_fill__cpu_ref>},
   {"masked_fill_/cuda/naive",   &ops::masked_fill_, cuda, 1, "one thread per element, writes where the mask is true",  nullptr, run_kernel<&masked_fill__cuda_naive>},
+  {"masked_fill_/cuda/rows",    &ops::masked_fill_, cuda, 2, "16-byte packs of x; the mask one block repeated (x [B,H,S,L], mask [S,L])", masked_fill__cuda_rows_supports, run_kernel<&masked_fill__cuda_rows>},
 };
 const Variant where_rungs[] = {
   {"where/cpu/ref",             &ops::where,        cpu,  0, "cond ? a : b, all three broadcast",                      nullptr, run_kernel<&where_cpu_ref>},

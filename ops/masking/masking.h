@@ -26,6 +26,8 @@ void masked_fill_composite(const Tensor& x, const Tensor& mask, const MaskedFill
 // In place: out is x itself, written where the mask is true.
 void masked_fill__cpu_ref(const Tensor& x, const Tensor& mask, const MaskedFillAttrs& attrs, Tensor& out);
 void masked_fill__cuda_naive(const Tensor& x, const Tensor& mask, const MaskedFillAttrs& attrs, Tensor& out);
+void masked_fill__cuda_rows(const Tensor& x, const Tensor& mask, const MaskedFillAttrs& attrs, Tensor& out);
+bool masked_fill__cuda_rows_supports(const OpCall& call, std::string* why);  // dense x, a mask block repeated
 // condition bool, a and b one dtype, all three broadcast; out contiguous, the broadcast shape.
 void where_cpu_ref(const Tensor& condition, const Tensor& a, const Tensor& b, Tensor& out);
 void where_cuda_naive(const Tensor& condition, const Tensor& a, const Tensor& b, Tensor& out);

@@ -234,10 +234,10 @@ Tensor squeeze(const Tensor& x, int64_t dim, Where loc) {
 }
 
 void squeeze_view(const Tensor& x, const SqueezeAttrs& attrs, Tensor& out) {
-  const std::optional<int> only = attrs.dim ? std::optional<int>(wrap_dim(*attrs.dim, x.dim(), "squeeze")) : std::nullopt;
+  const int only = attrs.dim ? wrap_dim(*attrs.dim, x.dim(), "squeeze") : -1;  // -1: every size-1 dim
   Dims shape, strides;
   for (int i = 0; i < x.dim(); ++i) {
-    const bool drop = x.shape()[i] == 1 && (!only || *only == i);
+    const bool drop = x.shape()[i] == 1 && (only < 0 || only == i);
     if (drop) continue;
     shape.push_back(x.shape()[i]);
     strides.push_back(x.strides()[i]);
