@@ -292,7 +292,7 @@ TEST_CASE("cuda: every variant: softmax and _safe_softmax, warp and block rows, 
         }
       }
       // A row that is entirely -inf: NaN from softmax, 0 from _safe_softmax, on both paths.
-      for (const Dims& shape : {Dims{4, 37}, Dims{3, 1100}}) {
+      for (const Dims& shape : {Dims{4, 37}, Dims{4, 40}, Dims{3, 1100}}) {
         INFO(describe(*v, dtype, shape, "row 1 all -inf"));
         const Pair x = make_both(shape, dtype, ++seed, Layout::contiguous, 1,
                                  [](Tensor& t) {

@@ -4,6 +4,7 @@
 //   rung 0  *_cpu_ref     softmax_cpu_ref.cpp     per row: max, sum of exp(x - max), divide: the oracle
 //   rung 1  *_cuda_block  softmax_cuda_block.cu   a block per row, reductions through shared memory
 //   rung 2  *_cuda_warp   softmax_cuda_warp.cu    a warp per row (<= 1024 elements), shuffles only
+//   rung 3  *_cuda_warp_vec16  softmax_cuda_warp_vec16.cu  the row in registers: 16-byte loads, one read, one write
 #pragma once
 
 #include "ops/op.h"
@@ -27,5 +28,8 @@ void safe_softmax_cuda_block(const Tensor& x, const SoftmaxAttrs& attrs, Tensor&
 void softmax_cuda_warp(const Tensor& x, const SoftmaxAttrs& attrs, Tensor& out);
 void safe_softmax_cuda_warp(const Tensor& x, const SoftmaxAttrs& attrs, Tensor& out);
 bool softmax_cuda_warp_supports(const OpCall& call, std::string* why);  // rows of <= 1024 elements
+void softmax_cuda_warp_vec16(const Tensor& x, const SoftmaxAttrs& attrs, Tensor& out);
+void safe_softmax_cuda_warp_vec16(const Tensor& x, const SoftmaxAttrs& attrs, Tensor& out);
+bool softmax_cuda_warp_vec16_supports(const OpCall& call, std::string* why);  // dense rows, last dim, 16-byte packs
 
 }  // namespace ts
