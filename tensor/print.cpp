@@ -10,6 +10,7 @@
 // items at each edge, and the format is then chosen from the items shown;
 // dtype shown unless float32 (or int64), device unless cpu.
 #include <cmath>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -69,7 +70,7 @@ struct Formatter {
     if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
     switch (mode) {
       case Mode::boolean: return v != 0 ? "True" : "False";
-      case Mode::int64: return fmt::format("{}", static_cast<int64_t>(v));
+      case Mode::int64: break;  // printed exactly from the int64 values (see Tensor::str)
       case Mode::integer: return fmt::format("{:.0f}.", v);
       case Mode::scientific: return fmt::format("{:.4e}", v);
       case Mode::fixed: break;
@@ -79,9 +80,8 @@ struct Formatter {
 };
 
 struct Printer {
-  const std::vector<double>& values;  // row-major
+  const std::function<std::string(int64_t)>& cell;  // the text of row-major element i
   const Dims& shape;
-  const Formatter& format;
   size_t width;
   bool summarize;
 
@@ -111,7 +111,7 @@ struct Printer {
           item(" ...");
           i = n - kEdgeItems;
         }
-        const std::string s = format(values[static_cast<size_t>(base + i)]);
+        const std::string s = cell(base + i);
         item(std::string(width > s.size() ? width - s.size() : 0, ' ') + s);  // right-aligned
       }
     } else {
@@ -137,24 +137,34 @@ struct Printer {
 std::string Tensor::str() const {
   if (!defined()) return "tensor(undefined)";
   const std::vector<double> values = to_vector<double>();
+  // int64 values print exactly: a double holds integers only up to 2^53.
+  const std::vector<int64_t> ints = dtype_ == DType::i64 ? to_vector<int64_t>() : std::vector<int64_t>{};
   const bool summarize = numel() > kSummarizeAbove;
-  std::vector<double> shown;
-  for_each_shown(shape_, summarize, 0, 0, [&](int64_t i) { shown.push_back(values[static_cast<size_t>(i)]); });
-  const Formatter format(shown, dtype_);
+  std::vector<int64_t> shown;
+  for_each_shown(shape_, summarize, 0, 0, [&](int64_t i) { shown.push_back(i); });
+  std::vector<double> shown_values;
+  for (int64_t i : shown) shown_values.push_back(values[static_cast<size_t>(i)]);
+  const Formatter format(shown_values, dtype_);
+  const std::function<std::string(int64_t)> cell = [&](int64_t i) {
+    const size_t at = static_cast<size_t>(i);
+    return dtype_ == DType::i64 ? fmt::format("{}", ints[at]) : format(values[at]);
+  };
 
   // One width for every element: floats measure their finite nonzero values only (so "0."
   // or "-inf" among wider numbers widens nothing), bool and int64 measure all.
   size_t width = 1;
-  for (double v : shown)
-    if (!is_floating(dtype_) || (v != 0 && std::isfinite(v))) width = std::max(width, format(v).size());
+  for (int64_t i : shown) {
+    const double v = values[static_cast<size_t>(i)];
+    if (!is_floating(dtype_) || (v != 0 && std::isfinite(v))) width = std::max(width, cell(i).size());
+  }
 
   std::string out = "tensor(";
   if (dim() == 0) {
-    out += format(values[0]);
+    out += cell(0);
   } else if (numel() == 0) {
     out += "[]";
   } else {
-    Printer{values, shape_, format, width, summarize}.print(out, 0, 0, static_cast<int>(out.size()));
+    Printer{cell, shape_, width, summarize}.print(out, 0, 0, static_cast<int>(out.size()));
   }
   if (numel() == 0 && dim() > 1) {  // the sizes as a Python tuple: size=(2, 0)
     out += ", size=(";

@@ -52,22 +52,48 @@ bool Tensor::is_contiguous() const {
   return true;
 }
 
-Tensor make_contiguous_tensor(const Dims& shape, Options options) {
-  const int64_t n = numel_of(shape);
-  TS_CHECK(n >= 0, "empty: negative dimension in shape {}", shape);
-  auto storage = std::make_shared<Storage>(static_cast<size_t>(n) * element_size(options.dtype), options.device);
+Tensor::Tensor(std::shared_ptr<Storage> storage, const Dims& shape, const Dims& strides, int64_t offset, DType dtype)
+    : storage_(std::move(storage)), shape_(shape), strides_(strides), offset_(offset), dtype_(dtype) {
+  TS_CHECK(storage_ != nullptr, "Tensor: a view of shape {} needs a storage, got none", shape);
+  checked_numel(shape, "Tensor");  // numel() is exact for every tensor that exists
+  const int64_t extent = storage_extent(shape, strides, offset, "Tensor");
+  const int64_t itemsize = static_cast<int64_t>(ts::element_size(dtype));
+  const int64_t capacity = static_cast<int64_t>(storage_->nbytes()) / itemsize;
+  TS_CHECK(extent <= capacity,
+           "Tensor: a view of shape {} with strides {} and offset {} reaches element {}, but its storage holds {} "
+           "{} elements ({} bytes)",
+           shape, strides, offset, extent - 1, capacity, dtype_short_name(dtype), storage_->nbytes());
+  checked_mul(offset, itemsize, "Tensor: storage offset in bytes");  // data_ptr() of an empty view too
+}
+
+Tensor make_contiguous_tensor(const Dims& shape, Options options, std::string_view what) {
+  for (int64_t s : shape) TS_CHECK(s >= 0, "{}: negative dimension {} in shape {}", what, s, shape);
+  const int64_t nbytes = checked_nbytes(shape, options.dtype, what);
+  auto storage = std::make_shared<Storage>(static_cast<size_t>(nbytes), options.device);
   return Tensor(std::move(storage), shape, contiguous_strides(shape), 0, options.dtype);
 }
 
 namespace {
+
+// A float converted to an integer type must fit: NaN, inf and values past the
+// range throw instead of taking whatever value the hardware produces.
+template <typename Out>
+Out float_to(double value) {
+  if constexpr (std::is_integral_v<Out> && !std::is_same_v<Out, bool>) {
+    constexpr double kLimit = 9223372036854775808.0;  // 2^63: int64's range is [-2^63, 2^63)
+    TS_CHECK(value >= -kLimit && value < kLimit, "to_vector/item: the value {} does not fit in int64",
+             value);
+  }
+  return static_cast<Out>(value);
+}
 
 template <typename Out>
 Out convert_element(const void* p, DType dtype) {
   return visit_dtype(dtype, [&](auto tag) -> Out {
     using T = decltype(tag);
     const T value = *static_cast<const T*>(p);
-    if constexpr (std::is_same_v<T, bf16> || std::is_same_v<T, f16>) {
-      return static_cast<Out>(static_cast<float>(value));
+    if constexpr (std::is_same_v<T, bf16> || std::is_same_v<T, f16> || std::is_same_v<T, float>) {
+      return float_to<Out>(static_cast<float>(value));
     } else {
       return static_cast<Out>(value);
     }
