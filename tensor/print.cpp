@@ -12,6 +12,8 @@
 #include <cmath>
 #include <functional>
 #include <string>
+#include <type_traits>
+#include <unordered_map>
 #include <vector>
 
 #include "tensor/tensor.h"
@@ -132,21 +134,49 @@ struct Printer {
   }
 };
 
+
+// Element `flat` (row-major) of a host tensor, read through its strides: printing a
+// summarized tensor reads the elements it shows, never the whole tensor (an expanded
+// view may have far more elements than memory).
+template <typename Out>
+Out element_at(const Tensor& x, int64_t flat) {
+  int64_t offset = 0;
+  for (int d = x.dim() - 1; d >= 0; --d) {
+    offset += flat % x.shape()[d] * x.strides()[d];
+    flat /= x.shape()[d];
+  }
+  const char* p = static_cast<const char*>(x.data_ptr()) + offset * static_cast<int64_t>(x.element_size());
+  return visit_dtype(x.dtype(), [&](auto tag) -> Out {
+    using T = decltype(tag);
+    if constexpr (std::is_same_v<T, bf16> || std::is_same_v<T, f16>) {
+      return static_cast<Out>(static_cast<float>(*reinterpret_cast<const T*>(p)));
+    } else if constexpr (std::is_same_v<Out, int64_t> && !std::is_same_v<T, int64_t>) {
+      return 0;  // only int64 tensors are read as int64
+    } else {
+      return static_cast<Out>(*reinterpret_cast<const T*>(p));
+    }
+  });
+}
+
 }  // namespace
 
 std::string Tensor::str() const {
   if (!defined()) return "tensor(undefined)";
-  const std::vector<double> values = to_vector<double>();
-  // int64 values print exactly: a double holds integers only up to 2^53.
-  const std::vector<int64_t> ints = dtype_ == DType::i64 ? to_vector<int64_t>() : std::vector<int64_t>{};
+  const Tensor host = device().is_cpu() ? *this : to(kCPU);
   const bool summarize = numel() > kSummarizeAbove;
   std::vector<int64_t> shown;
-  for_each_shown(shape_, summarize, 0, 0, [&](int64_t i) { shown.push_back(i); });
-  std::vector<double> shown_values;
-  for (int64_t i : shown) shown_values.push_back(values[static_cast<size_t>(i)]);
-  const Formatter format(shown_values, dtype_);
+  if (numel() > 0) for_each_shown(shape_, summarize, 0, 0, [&](int64_t i) { shown.push_back(i); });
+  std::unordered_map<int64_t, size_t> slot;  // flat index -> position in shown
+  std::vector<double> values;
+  std::vector<int64_t> ints;  // int64 values print exactly: a double holds integers only up to 2^53
+  for (int64_t i : shown) {
+    slot.emplace(i, values.size());
+    values.push_back(element_at<double>(host, i));
+    if (dtype_ == DType::i64) ints.push_back(element_at<int64_t>(host, i));
+  }
+  const Formatter format(values, dtype_);
   const std::function<std::string(int64_t)> cell = [&](int64_t i) {
-    const size_t at = static_cast<size_t>(i);
+    const size_t at = slot.at(i);
     return dtype_ == DType::i64 ? fmt::format("{}", ints[at]) : format(values[at]);
   };
 
@@ -154,7 +184,7 @@ std::string Tensor::str() const {
   // or "-inf" among wider numbers widens nothing), bool and int64 measure all.
   size_t width = 1;
   for (int64_t i : shown) {
-    const double v = values[static_cast<size_t>(i)];
+    const double v = values[slot.at(i)];
     if (!is_floating(dtype_) || (v != 0 && std::isfinite(v))) width = std::max(width, cell(i).size());
   }
 

@@ -57,11 +57,13 @@ class Dims {
   int64_t* end() { return values_.data() + size_; }
 
   void push_back(int64_t v) {
-    TS_CHECK(size_ < kMaxDims, "tensors have at most {} dims", kMaxDims);
+    TS_CHECK(size_ < kMaxDims, "tensors have at most {} dims: cannot add a dim of size {} to {} dims", kMaxDims, v,
+             size_);
     values_[size_++] = v;
   }
   void insert(int at, int64_t v) {
-    TS_CHECK(size_ < kMaxDims, "tensors have at most {} dims", kMaxDims);
+    TS_CHECK(size_ < kMaxDims, "tensors have at most {} dims: cannot insert a dim of size {} into {} dims", kMaxDims,
+             v, size_);
     for (int i = size_; i > at; --i) values_[i] = values_[i - 1];
     values_[at] = v;
     ++size_;
@@ -167,13 +169,14 @@ inline int64_t checked_add(int64_t a, int64_t b, std::string_view what) {
 
 inline int64_t checked_numel(const Dims& shape, std::string_view what) {
   int64_t n = 1;
-  bool overflow = false;
+  bool overflow = false, empty = false;
   for (int64_t s : shape) {
     if (s < 0) [[unlikely]]
       fail("{}: negative dimension {} in shape {}", what, s, shape);
-    if (s == 0) return 0;  // an empty tensor, however large its other dims
+    empty = empty || s == 0;  // an empty tensor, however large its other dims
     overflow = overflow || __builtin_mul_overflow(n, s, &n);
   }
+  if (empty) return 0;
   if (overflow) [[unlikely]]
     fail("{}: shape {} has more elements than int64 can count (more than {}): no tensor can have it", what, shape,
          INT64_MAX);
@@ -182,11 +185,12 @@ inline int64_t checked_numel(const Dims& shape, std::string_view what) {
 
 inline int64_t numel_of(const Dims& shape) {
   int64_t n = 1;
-  bool overflow = false;
+  bool overflow = false, empty = false;
   for (int64_t s : shape) {
-    if (s == 0) return 0;
+    empty = empty || s == 0;
     overflow = overflow || __builtin_mul_overflow(n, s, &n);
   }
+  if (empty) return 0;
   if (overflow) [[unlikely]]
     fail("numel: shape {} has more elements than int64 can count (more than {}): no tensor can have it", shape,
          INT64_MAX);
@@ -207,11 +211,13 @@ inline int64_t storage_extent(const Dims& shape, const Dims& strides, int64_t of
     fail("{}: shape {} and strides {} differ in length", what, shape, strides);
   if (offset < 0) [[unlikely]]
     fail("{}: negative storage offset {} (shape {}, strides {})", what, offset, shape, strides);
+  bool empty = false;
   for (int64_t s : shape) {
     if (s < 0) [[unlikely]]
       fail("{}: negative dimension {} in shape {}", what, s, shape);
-    if (s == 0) return 0;  // nothing is addressed
+    empty = empty || s == 0;
   }
+  if (empty) return 0;  // nothing is addressed
   // The lowest and highest element index the view reaches, from the offset.
   int64_t low = offset, high = offset;
   bool overflow = false;

@@ -69,7 +69,13 @@ Tensor::Tensor(std::shared_ptr<Storage> storage, const Dims& shape, const Dims& 
 Tensor make_contiguous_tensor(const Dims& shape, Options options, std::string_view what) {
   for (int64_t s : shape) TS_CHECK(s >= 0, "{}: negative dimension {} in shape {}", what, s, shape);
   const int64_t nbytes = checked_nbytes(shape, options.dtype, what);
-  auto storage = std::make_shared<Storage>(static_cast<size_t>(nbytes), options.device);
+  std::shared_ptr<Storage> storage;
+  try {
+    storage = std::make_shared<Storage>(static_cast<size_t>(nbytes), options.device);
+  } catch (const Error& e) {  // out of memory, no CUDA: say which tensor could not be made
+    fail("{}: cannot allocate a tensor of shape {} ({}, {}): {}", what, shape, dtype_short_name(options.dtype),
+         options.device.str(), e.what());
+  }
   return Tensor(std::move(storage), shape, contiguous_strides(shape), 0, options.dtype);
 }
 

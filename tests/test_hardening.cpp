@@ -9,6 +9,7 @@
 #include <string>
 
 #include "ops/ops.h"
+#include "profiler/op_scope.h"
 #include "profiler/profiler.h"
 
 using doctest::Contains;
