@@ -11,7 +11,7 @@
 //   abort (allocator_may_return_null); leave the shadow gap unprotected, where
 //   the CUDA driver maps device memory (protect_shadow_gap=0).
 // UBSan: the code is built with -fno-sanitize-recover, so the first report
-//   aborts; print its stack.
+//   ends the process (exit status 86); print its stack.
 // LSan: a leak at exit is a report too (exit status 86).
 
 #define TS_SANITIZER_OPTIONS_EXPORT extern "C" __attribute__((visibility("default"), used))
@@ -22,7 +22,7 @@ TS_SANITIZER_OPTIONS_EXPORT const char* __asan_default_options() {
 }
 
 TS_SANITIZER_OPTIONS_EXPORT const char* __ubsan_default_options() {
-  return "halt_on_error=1:print_stacktrace=1";
+  return "halt_on_error=1:print_stacktrace=1:exitcode=86";
 }
 
 TS_SANITIZER_OPTIONS_EXPORT const char* __lsan_default_options() { return "exitcode=86"; }
