@@ -3,13 +3,16 @@
 
     ./build/gpu/ts_bench --gpu --json bench.jsonl
     python3 bench/torch_side_by_side.py --ts-json bench.jsonl [--out side_by_side.json]
+    ./build/gpu/ts_bench --filter attn --json attn.jsonl     # the attention rows alone
+    python3 bench/torch_side_by_side.py --ts-json attn.jsonl
 
 Each workload is timed the way ts_bench times it: CPU-side cost per call as the
 median over batches (the device synchronized after each batch, outside the
 timed region), device work with CUDA events around one call after a 256 MiB
 memset that empties the L2 cache and keeps the GPU busy while the call is
 issued (warm-up, then the median). The
-table prints ours, PyTorch's, ours/theirs and the targets of issue 4. PyTorch
+table prints ours, PyTorch's, ours/theirs and the targets; only the entries
+present in the JSON are measured. PyTorch
 is called from Python, so its per-op CPU numbers include the interpreter, as
 they do for its users.
 """
@@ -126,6 +129,77 @@ def linear_us():
         return device_ms(lambda: lin(x), warmup=5, repeats=51) * 1e3
 
 
+# Part 3: attention, bf16, q, k, v contiguous [B, H, S, D] (seed 1), the shapes of ts_bench's attn
+# entries. naive and in-place are the series' code; the four SDPA backends are pinned with
+# torch.nn.attention.sdpa_kernel, as our rungs are with VariantOverride. FLOPs: 4*B*H*S*S*D,
+# halved when causal.
+ATTN_BACKENDS = ("math", "efficient", "flash", "cudnn")
+ATTN_SHAPES = {  # our entry's shape name -> (B, H, S, D, causal)
+    "B4H16S1024D64": (4, 16, 1024, 64, True),
+    "B4H16S4096D64": (4, 16, 4096, 64, True),
+    "B2H16S4096D128": (2, 16, 4096, 128, True),
+    "B2H16S4096D128_noncausal": (2, 16, 4096, 128, False),
+}
+
+
+def attn_flops(B, H, S, D, causal):
+    return 4.0 * B * H * S * S * D / (2 if causal else 1)
+
+
+@functools.lru_cache(maxsize=None)  # one measurement per (kind, shape), shared by the rows that quote it
+def attn_ms(kind, shape):
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+    import torch.nn.functional as F
+
+    B, H, S, D, causal = ATTN_SHAPES[shape]
+    torch.manual_seed(1)
+    q, k, v = (torch.randn(B, H, S, D, device="cuda", dtype=torch.bfloat16) for _ in range(3))
+    scale = D ** -0.5
+    mask = torch.triu(torch.ones(S, S, device="cuda", dtype=torch.bool), diagonal=1)  # built once, outside
+
+    def naive():
+        scores = q @ k.transpose(-2, -1) * scale
+        if causal:
+            scores = scores.masked_fill(mask, float("-inf"))
+        return torch.softmax(scores, dim=-1) @ v
+
+    def inplace():
+        scores = q @ k.transpose(-2, -1) * scale
+        if causal:
+            scores.masked_fill_(mask, float("-inf"))
+        return torch.softmax(scores, dim=-1) @ v
+
+    backend = {"math": SDPBackend.MATH, "efficient": SDPBackend.EFFICIENT_ATTENTION,
+               "flash": SDPBackend.FLASH_ATTENTION, "cudnn": SDPBackend.CUDNN_ATTENTION}
+    with torch.no_grad():
+        if kind in ("naive", "inplace"):
+            return device_ms(naive if kind == "naive" else inplace)
+        with sdpa_kernel(backend[kind]):
+            return device_ms(lambda: F.scaled_dot_product_attention(q, k, v, is_causal=causal))
+
+
+def attn_workload(kind, shape, unit):
+    """PyTorch's `kind` on our entry's shape, in our entry's unit (us per forward or TFLOP/s)."""
+    def run():
+        ms = attn_ms(kind, shape)
+        return ms * 1e3 if unit == "us" else attn_flops(*ATTN_SHAPES[shape]) / (ms * 1e-3) / 1e12
+    return run
+
+
+# Our path -> the PyTorch code it is compared with: the series' naive and in-place code, the math
+# backend for our math rung, FlashAttention-2 (PyTorch's flash backend) for both flash rungs.
+ATTN_COUNTERPART = {"naive": "naive", "inplace": "inplace", "math": "math", "flash_v1": "flash", "flash_v2": "flash"}
+
+
+def attention_workloads():
+    rows = {}
+    for shape in ATTN_SHAPES:
+        unit = "us" if shape == "B4H16S1024D64" else "TFLOP/s"
+        for ours, theirs in ATTN_COUNTERPART.items():
+            rows[f"attn/bf16/{shape}/{ours}"] = (attn_workload(theirs, shape, unit), unit == "TFLOP/s")
+    return rows
+
+
 # entry -> (PyTorch workload or None, True when higher is better)
 WORKLOADS = {
     "cuda/raw_launch": (None, False),
@@ -142,12 +216,14 @@ WORKLOADS = {
     "mlp/bf16/fused": (lambda: mlp_us(False), False),
     "mlp/bf16/merged": (lambda: mlp_us(False), False),
     "linear/bf16/1024x32x64": (linear_us, False),
+    **attention_workloads(),
 }
 
-# PyTorch-only figures printed after the table: torch.compile's fused versions.
+# PyTorch-only figures printed after the table, each when our run has the entry it sits beside:
+# torch.compile's fused versions of part 2.
 EXTRA = {
-    "torch.compile geglu 8192x3072 (us)": lambda: geglu_us(True),
-    "torch.compile mlp forward (us)": lambda: mlp_us(True),
+    "torch.compile geglu 8192x3072 (us)": ("geglu/bf16/8192x3072", lambda: geglu_us(True)),
+    "torch.compile mlp forward (us)": ("mlp/bf16/fused", lambda: mlp_us(True)),
 }
 
 
@@ -174,19 +250,44 @@ def main():
         if name not in ours:
             continue
         value, unit = ours[name]
-        theirs = workload() if workload else None
+        try:
+            theirs = workload() if workload else None
+        except RuntimeError as e:  # an SDPA backend this build or GPU lacks: say so, keep the table
+            print(f"  {name}: PyTorch's counterpart unavailable ({str(e).splitlines()[0][:100]})")
+            theirs = None
         ratio = value / theirs if theirs else None
         rows.append({"name": name, "unit": unit, "ours": value, "torch": theirs, "ours_over_torch": ratio,
                      "higher_is_better": higher_better})
 
-    print(f"{'entry':<28} {'unit':<8} {'ours':>10} {'torch':>10} {'ours/torch':>10}")
-    print(f"{'-' * 28} {'-' * 8} {'-' * 10} {'-' * 10} {'-' * 10}")
+    print(f"{'entry':<40} {'unit':<8} {'ours':>10} {'torch':>10} {'ours/torch':>10}")
+    print(f"{'-' * 40} {'-' * 8} {'-' * 10} {'-' * 10} {'-' * 10}")
     for r in rows:
         t = f"{r['torch']:.3f}" if r["torch"] is not None else "-"
         q = f"{r['ours_over_torch']:.3f}" if r["ours_over_torch"] is not None else "-"
-        print(f"{r['name']:<28} {r['unit']:<8} {r['ours']:>10.3f} {t:>10} {q:>10}")
+        print(f"{r['name']:<40} {r['unit']:<8} {r['ours']:>10.3f} {t:>10} {q:>10}")
 
-    # The targets of issue 4.
+    # Every PyTorch attention variant on the shapes our run measured, in both units (the table
+    # above pairs each of our paths with one of these).
+    attn_rows = []
+    for shape in ATTN_SHAPES:
+        if not any(name.startswith(f"attn/bf16/{shape}/") for name in ours):
+            continue
+        kinds = (("naive", "inplace") if shape == "B4H16S1024D64" else ()) + ATTN_BACKENDS
+        for kind in kinds:
+            try:
+                ms = attn_ms(kind, shape)
+            except RuntimeError as e:
+                print(f"  torch/attn/bf16/{shape}/{kind}: unavailable ({str(e).splitlines()[0][:100]})")
+                continue
+            attn_rows.append({"name": f"torch/attn/bf16/{shape}/{kind}", "us": ms * 1e3,
+                              "tflops": attn_flops(*ATTN_SHAPES[shape]) / (ms * 1e-3) / 1e12})
+    if attn_rows:
+        print()
+        print(f"{'PyTorch attention (sdpa_kernel pins the backend)':<48} {'us':>10} {'TFLOP/s':>10}")
+        for r in attn_rows:
+            print(f"{r['name']:<48} {r['us']:>10.3f} {r['tflops']:>10.3f}")
+
+    # The targets: dispatch and GEMM.
     def get(name):
         return next((r for r in rows if r["name"] == name), None)
 
@@ -202,12 +303,12 @@ def main():
     if gemm:
         checks.append((f"gemm 8192 ours/torch = {gemm['ours_over_torch']:.3f} (target >= 0.97)",
                        gemm["ours_over_torch"] >= 0.97))
-    # The target of issue 5 (CUPTI).
+    # The profiler's target (CUPTI).
     if "profiler/cuda/add_1elem_profiled_excess" in ours:
         excess = ours["profiler/cuda/add_1elem_profiled_excess"][0]
         checks.append((f"profiled add above raw_launch_cupti = {excess:.2f} us in the same run (target <= 1.0)",
                        excess <= 1.0))
-    # The targets of issue 6 (part 2).
+    # Part 2's targets.
     geglu, eager, merged = get("geglu/bf16/8192x3072"), get("mlp/bf16/eager"), get("mlp/bf16/merged")
     if geglu:
         checks.append((f"geglu 8192x3072 = {geglu['ours']:.1f} us (target <= 40)", geglu["ours"] <= 40))
@@ -217,7 +318,9 @@ def main():
     if merged:
         checks.append((f"mlp merged = {merged['ours']:.1f} us (target <= 210)", merged["ours"] <= 210))
     print()
-    for label, workload in EXTRA.items():
+    for label, (beside, workload) in EXTRA.items():
+        if beside not in ours:
+            continue
         try:
             print(f"  {label:<40} {workload():10.1f}")
         except Exception as e:  # torch.compile needs a working Triton; say so rather than fail the table
@@ -227,7 +330,8 @@ def main():
         print(f"  {'PASS' if ok else 'MISS'}  {text}")
     if args.out:
         with open(args.out, "w") as f:
-            json.dump({"torch": torch.__version__, "rows": rows, "checks": [[t, ok] for t, ok in checks]}, f, indent=1)
+            json.dump({"torch": torch.__version__, "rows": rows, "torch_attention": attn_rows,
+                       "checks": [[t, ok] for t, ok in checks]}, f, indent=1)
     return 0
 
 

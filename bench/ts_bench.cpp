@@ -20,6 +20,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <deque>
 #include <cstdio>
 #include <functional>
 #include <memory>
@@ -28,6 +29,8 @@
 
 #include <unistd.h>
 
+#include "bench/bench_timing.h"
+#include "nn/attention.h"
 #include "nn/geglu_mlp.h"
 #include "ops/ops.h"
 #include "ops/registry.h"
@@ -122,32 +125,8 @@ Paired paired_us_per_call(const std::function<void()>& fn, const std::function<v
 }
 
 // Median device time (milliseconds) of fn over `repeats` runs, each bracketed by
-// CUDA events on the current stream after the flush described above, after
-// `warmup` untimed runs.
-double median_device_ms(const std::function<void()>& fn, int warmup, int repeats) {
-  constexpr size_t kFlushBytes = size_t{256} << 20;
-  static const ts::Tensor* flush =  // leaked: freeing device memory during exit can outlive the CUDA runtime
-      new ts::Tensor(ts::empty({static_cast<int64_t>(kFlushBytes)}, {ts::DType::b8, ts::kCUDA}));
-  for (int i = 0; i < warmup; ++i) fn();
-  cudaEvent_t start, stop;
-  TS_CUDA_CHECK(cudaEventCreate(&start));
-  TS_CUDA_CHECK(cudaEventCreate(&stop));
-  std::vector<double> samples;
-  for (int r = 0; r < repeats; ++r) {
-    TS_CUDA_CHECK(cudaMemsetAsync(flush->data_ptr(), r & 0xff, kFlushBytes, ts::cuda::current_stream()));
-    TS_CUDA_CHECK(cudaEventRecord(start, ts::cuda::current_stream()));
-    fn();
-    TS_CUDA_CHECK(cudaEventRecord(stop, ts::cuda::current_stream()));
-    TS_CUDA_CHECK(cudaEventSynchronize(stop));
-    float ms = 0;
-    TS_CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
-    samples.push_back(ms);
-  }
-  TS_CUDA_CHECK(cudaEventDestroy(start));
-  TS_CUDA_CHECK(cudaEventDestroy(stop));
-  std::nth_element(samples.begin(), samples.begin() + repeats / 2, samples.end());
-  return samples[static_cast<size_t>(repeats / 2)];
-}
+// CUDA events after the L2-emptying memset described above (bench/bench_timing.h).
+using ts::bench::median_device_ms;
 
 void sync() { ts::cuda::synchronize(); }
 
@@ -288,6 +267,62 @@ void add_gpu_entries(std::vector<Entry>& list) {
                   true});
 }
 
+// Part 3: one forward of tutorial 04's attention layer (nn::CausalSelfAttention) per path, bf16,
+// q, k, v contiguous [B, H, S, D] drawn with seed 1. FLOPs count the two products, 4*B*H*S*S*D,
+// halved when causal (the flash-attention papers' convention, which PyTorch's benchmarks follow).
+// Device time as everywhere here: CUDA events around one forward after the L2-emptying memset.
+struct AttnShape {
+  int64_t B, H, S, D;
+  bool causal;
+  std::string name() const { return fmt::format("B{}H{}S{}D{}{}", B, H, S, D, causal ? "" : "_noncausal"); }
+  double flops() const { return 4.0 * B * H * S * S * D / (causal ? 2 : 1); }
+};
+
+// `per_forward_us`: report device us per forward (and TFLOP/s beside it); else TFLOP/s (and us).
+void add_attention_entry(std::vector<Entry>& list, ts::nn::AttentionPath path, AttnShape shape, bool per_forward_us) {
+  const std::string name =
+      fmt::format("attn/bf16/{}/{}", shape.name(), ts::nn::attention_path_name(path));
+  static std::deque<std::string> names;  // Entry holds a const char*: the strings stay put in a deque
+  names.push_back(name);
+  const char* note = per_forward_us ? "one forward of tutorial 04's layer, device us (_tflops beside it)"
+                                    : "one forward of tutorial 04's layer, TFLOP/s (_us beside it)";
+  list.push_back({names.back().c_str(), note,
+                  [path, shape, per_forward_us, name] {
+                    const ts::Options opt{ts::DType::bf16, ts::kCUDA};
+                    ts::manual_seed(1);
+                    const ts::Tensor q = ts::randn({shape.B, shape.H, shape.S, shape.D}, opt);
+                    const ts::Tensor k = ts::randn({shape.B, shape.H, shape.S, shape.D}, opt);
+                    const ts::Tensor v = ts::randn({shape.B, shape.H, shape.S, shape.D}, opt);
+                    const ts::nn::CausalSelfAttention attn(path, shape.S, ts::kCUDA, shape.causal);
+                    ts::Tensor sink;
+                    const double ms = median_device_ms([&] { sink = attn.forward(q, k, v); }, 3, 21);
+                    const double us = ms * 1e3, tflops = shape.flops() / (ms * 1e-3) / 1e12;
+                    Result r{name, us, "us", ""};
+                    Result other{name + "_tflops", tflops, "TFLOP/s", ""};
+                    if (!per_forward_us) {
+                      r = Result{name, tflops, "TFLOP/s", ""};
+                      other = Result{name + "_us", us, "us", ""};
+                    }
+                    r.also.push_back(other);
+                    return r;
+                  },
+                  true});
+}
+
+void add_attention_entries(std::vector<Entry>& list) {
+  using ts::nn::AttentionPath;
+  // Tutorial 04's shape: every path, in us per forward.
+  for (AttentionPath path : {AttentionPath::naive, AttentionPath::inplace, AttentionPath::math,
+                             AttentionPath::flash_v1, AttentionPath::flash_v2})
+    add_attention_entry(list, path, {4, 16, 1024, 64, true}, true);
+  // The long-sequence shapes of the flash-attention benchmarks (B*S = 16k tokens, H*D = 1024 or
+  // 2048): the ladder math -> flash_v1 -> flash_v2, in TFLOP/s; and flash_v2 without the mask.
+  for (const AttnShape shape : {AttnShape{4, 16, 4096, 64, true}, AttnShape{2, 16, 4096, 128, true}})
+    for (AttentionPath path : {AttentionPath::math, AttentionPath::flash_v1, AttentionPath::flash_v2})
+      add_attention_entry(list, path, shape, false);
+  add_attention_entry(list, AttentionPath::flash_v2, {2, 16, 4096, 128, false}, false);
+}
+
 // The profiler's own costs: per op while it records, and the work after a 20,000-event profile.
 ts::profiler::Recording profile_20k_events() {
   // 4,000 x { record_function, matmul -> mm, add, t }: 20,000 events with their shapes.
@@ -366,6 +401,7 @@ std::vector<Entry> entries() {
                   }});
   add_profiler_entries(list);
   add_gpu_entries(list);
+  add_attention_entries(list);
   return list;
 }
 
@@ -383,9 +419,9 @@ int main(int argc, char** argv) {
 
   const std::vector<Entry> all = entries();
   if (list) {
-    for (const Entry& e : all) fmt::print("{:<28} {}\n", e.name, e.note);
+    for (const Entry& e : all) fmt::print("{:<40} {}\n", e.name, e.note);
     fmt::print("\nregistered variants:\n");
-    for (const ts::Variant& v : ts::all_variants()) fmt::print("  {:<40} rung {}  {}\n", v.name, v.rung, v.summary);
+    for (const ts::Variant* v : ts::all_variants()) fmt::print("  {:<40} rung {}  {}\n", v->name, v->rung, v->summary);
     return 0;
   }
 
@@ -394,18 +430,18 @@ int main(int argc, char** argv) {
     fmt::print(stderr, "ts_bench: cannot write {}\n", json_path);
     return 1;
   }
-  fmt::print("{:<28} {:>12} {:<8}  {}\n", "entry", "median", "unit", "note");
-  fmt::print("{:-<28} {:->12} {:-<8}  {:-<40}\n", "", "", "", "");
+  fmt::print("{:<40} {:>12} {:<8}  {}\n", "entry", "median", "unit", "note");
+  fmt::print("{:-<40} {:->12} {:-<8}  {:-<40}\n", "", "", "", "");
   for (const Entry& e : all) {
     if (!filter.empty() && std::string(e.name).find(filter) == std::string::npos) continue;
     if (gpu_only && !e.gpu) continue;
     if (e.gpu && !ts::cuda::is_available()) {
-      fmt::print("{:<28} {:>12} {:<8}  skipped: {}\n", e.name, "-", "", ts::cuda::unavailable_reason());
+      fmt::print("{:<40} {:>12} {:<8}  skipped: {}\n", e.name, "-", "", ts::cuda::unavailable_reason());
       continue;
     }
     const Result r = e.run();
-    fmt::print("{:<28} {:>12.3f} {:<8}  {}\n", r.name, r.value, r.unit, e.note);
-    for (const Result& more : r.also) fmt::print("{:<28} {:>12.3f} {:<8}\n", more.name, more.value, more.unit);
+    fmt::print("{:<40} {:>12.3f} {:<8}  {}\n", r.name, r.value, r.unit, e.note);
+    for (const Result& more : r.also) fmt::print("{:<40} {:>12.3f} {:<8}\n", more.name, more.value, more.unit);
     if (json) {
       fmt::print(json, "{{\"name\": \"{}\", \"value\": {:.6g}, \"unit\": \"{}\"}}\n", r.name, r.value, r.unit);
       for (const Result& more : r.also)

@@ -8,36 +8,38 @@ void check_inputs_on_one_device(OpCall& call) {
   for (int i = 0; i < call.num_in; ++i) {
     const Tensor* x = call.in[i];
     if (x == nullptr) continue;
-    TS_CHECK(x->defined(), "{}: input {} is an undefined tensor", op_name(call.op), i);
+    TS_CHECK(x->defined(), "{}: input {} is an undefined tensor", call.op.name, i);
     if (first) {
       call.device = x->device();
       first = false;
     } else {
       TS_CHECK(x->device() == call.device,
                "{}: expected all tensors to be on the same device, but found {} (input 0) and {} (input {})",
-               op_name(call.op), call.device.str(), x->device().str(), i);
+               call.op.name, call.device.str(), x->device().str(), i);
     }
   }
 }
 
 void check_floating(const OpCall& call, const Tensor& x, const char* what) {
   TS_CHECK(is_floating(x.dtype()), "{}: {} must be a floating tensor (f32, bf16 or f16), got {} with shape {}",
-           op_name(call.op), what, dtype_short_name(x.dtype()), x.shape());
+           call.op.name, what, dtype_short_name(x.dtype()), x.shape());
 }
 
 void check_same_dtype(const OpCall& call, const Tensor& a, const Tensor& b) {
   TS_CHECK(a.dtype() == b.dtype(), "{}: expected both inputs to have the same dtype, got {} {} and {} {}",
-           op_name(call.op), dtype_short_name(a.dtype()), a.shape(), dtype_short_name(b.dtype()), b.shape());
+           call.op.name, dtype_short_name(a.dtype()), a.shape(), dtype_short_name(b.dtype()), b.shape());
 }
 
-Dims broadcast_shapes(const OpCall& call, const Dims& a, const Dims& b) {
+Dims broadcast_shapes(const OpCall& call, const Dims& a, const Dims& b) { return broadcast_shapes(call.op.name, a, b); }
+
+Dims broadcast_shapes(const char* op_name, const Dims& a, const Dims& b) {
   const int n = std::max(a.size(), b.size());
   Dims out = Dims::filled(n, 1);
   for (int i = 0; i < n; ++i) {  // align from the right
     const int ia = a.size() - n + i, ib = b.size() - n + i;
     const int64_t sa = ia >= 0 ? a[ia] : 1, sb = ib >= 0 ? b[ib] : 1;
     TS_CHECK(sa == sb || sa == 1 || sb == 1,
-             "{}: shapes {} and {} cannot be broadcast together (dim {}: {} vs {})", op_name(call.op), a, b, i - n,
+             "{}: shapes {} and {} cannot be broadcast together (dim {}: {} vs {})", op_name, a, b, i - n,
              sa, sb);
     out[i] = sa == 1 ? sb : sa;
   }
@@ -56,7 +58,7 @@ void check_no_internal_overlap(const OpCall& call, const Tensor& dst) {
     TS_CHECK(!(dst.strides()[i] == 0 && dst.shape()[i] > 1),
              "{}: unsupported operation: more than one element of the written-to tensor (shape {}, strides {}) "
              "refers to a single memory location. Please clone() the tensor before performing the operation.",
-             op_name(call.op), dst.shape(), dst.strides());
+             call.op.name, dst.shape(), dst.strides());
 }
 
 namespace {
@@ -83,7 +85,7 @@ void check_no_partial_overlap(const OpCall& call, const Tensor& dst, const Tenso
   TS_CHECK(d1 < s0 || s1 < d0,
            "{}: unsupported operation: some elements of the input tensor (shape {}, strides {}) and the written-to "
            "tensor (shape {}, strides {}) refer to a single memory location. Please clone() the input first.",
-           op_name(call.op), src.shape(), src.strides(), dst.shape(), dst.strides());
+           call.op.name, src.shape(), src.strides(), dst.shape(), dst.strides());
 }
 
 }  // namespace ts

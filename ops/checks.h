@@ -1,7 +1,7 @@
 // ops/checks.h: the input checks ops share, each throwing a ts::Error that names the op.
 #pragma once
 
-#include "ops/op_call.h"
+#include "ops/op.h"
 #include "tensor/error.h"
 
 namespace ts {
@@ -17,6 +17,7 @@ void check_same_dtype(const OpCall& call, const Tensor& a, const Tensor& b);
 
 // The broadcast of two shapes (numpy/PyTorch rules), or a ts::Error naming op and shapes.
 Dims broadcast_shapes(const OpCall& call, const Dims& a, const Dims& b);
+Dims broadcast_shapes(const char* op_name, const Dims& a, const Dims& b);
 
 // x's strides for reading it as if expanded to `shape` (0 on broadcast dims).
 Dims broadcast_strides(const Tensor& x, const Dims& shape);

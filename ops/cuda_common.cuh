@@ -1,6 +1,8 @@
 // ops/cuda_common.cuh: the device helpers every CUDA kernel file shares.
 //
 //   launch                      kernel<<<grid, block>>>(args...) on the current stream, error kept
+//   launch_with_smem            the same with dynamic shared memory: kernel<<<grid, block, bytes>>>(args...)
+//   TS_CHECK_LAUNCH             after a kernel<<<...>>>(args...) launch: its error kept the same way
 //   ceil_div, grid_for          launch arithmetic
 //   CudaType / visit_*_dtype    ts::DType -> the CUDA element type (float, __nv_bfloat16, __half, bool, int64_t)
 //   to_float / from_float       16-bit floats widen to f32 for arithmetic and round once on the store
@@ -21,7 +23,8 @@
 #include <tuple>
 #include <type_traits>
 
-#include "ops/op_call.h"
+#include "ops/int_conversion.h"
+#include "ops/op.h"
 #include "tensor/cuda_check.h"
 #include "tensor/cuda_device.h"
 #include "tensor/error.h"
@@ -48,18 +51,33 @@ inline unsigned grid_for(int64_t n) {
 // cudaGetLastError is one more runtime call per op: ~0.2 us once CUPTI has been
 // initialised, a fifth of the profiler's per-op budget. The arguments convert to
 // the kernel's parameter types, as with <<<>>>.
+// launch_with_smem is the same with `smem_bytes` of dynamic shared memory (extern __shared__);
+// past 48 KiB the kernel must first be allowed them (cudaFuncAttributeMaxDynamicSharedMemorySize).
 template <typename... Params, typename... Args>
-void launch(void (*kernel)(Params...), dim3 grid, dim3 block, Args&&... args) {
+void launch_with_smem(void (*kernel)(Params...), dim3 grid, dim3 block, size_t smem_bytes, Args&&... args) {
   static_assert(sizeof...(Params) == sizeof...(Args), "launch: the kernel takes a different number of arguments");
   std::tuple<std::remove_cv_t<Params>...> values(std::forward<Args>(args)...);
   std::apply(
       [&](auto&... value) {
         void* pointers[] = {static_cast<void*>(&value)..., nullptr};  // cudaLaunchKernel's argument array
-        cuda::note_launch(cudaLaunchKernel(reinterpret_cast<const void*>(kernel), grid, block, pointers, 0,
+        cuda::note_launch(cudaLaunchKernel(reinterpret_cast<const void*>(kernel), grid, block, pointers, smem_bytes,
                                            cuda::current_stream()));
       },
       values);
 }
+
+template <typename... Params, typename... Args>
+void launch(void (*kernel)(Params...), dim3 grid, dim3 block, Args&&... args) {
+  launch_with_smem(kernel, grid, block, 0, std::forward<Args>(args)...);
+}
+
+// After a launch written with chevrons, as every CUDA tutorial writes it:
+//   my_kernel<<<grid, block, 0, cuda::current_stream()>>>(args...);
+//   TS_CHECK_LAUNCH();
+// keeps the launch's error for dispatch() like ts::launch, at the price of one
+// cudaGetLastError call. A chevron launch that nothing checks fails the
+// lint_kernel_launches test: its failure would go unreported.
+#define TS_CHECK_LAUNCH() ::ts::cuda::note_launch(cudaGetLastError())
 
 // ---- element types -------------------------------------------------------------
 
@@ -120,7 +138,7 @@ T cuda_value(double v) {
     raw.x = float_to_f16_bits(static_cast<float>(v));
     return T(raw);
   } else {
-    return static_cast<T>(v);
+    return numeric_cast<T>(v);
   }
 }
 

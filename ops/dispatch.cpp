@@ -2,6 +2,8 @@
 #include "ops/dispatch.h"
 
 #include <cstdlib>
+#include <mutex>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -14,16 +16,18 @@ namespace ts {
 
 namespace {
 
-// Overrides indexed [op][device type]. A variant for device "any" fills both slots.
-using OverrideTable = const Variant* [kNumOps][kDeviceTypes];
+// Forced variants. Both lists are empty unless something forces a variant, so
+// the common path pays one emptiness check each. A scoped override is searched
+// innermost first; a variant for device "any" applies to every device.
+thread_local std::vector<VariantOverride*> scoped_overrides;  // VariantOverride, per thread, a stack
+std::vector<const Variant*> env_overrides;                     // TS_VARIANT, process-wide
 
-thread_local OverrideTable scoped_overrides{};  // VariantOverride, per thread
-OverrideTable env_overrides{};                 // TS_VARIANT, process-wide
+bool applies(const Variant& v, const OpCall& call) { return v.op == &call.op && v.runs_on(call.device.type); }
 
-// Parses into a fresh table and installs it only once every name is known: a bad
+// Parses into a fresh list and installs it only once every name is known: a bad
 // TS_VARIANT throws and leaves the previous choices in place, never half of the new ones.
 void parse_variant_environment() {
-  OverrideTable parsed{};
+  std::vector<const Variant*> parsed;
   const char* env = std::getenv("TS_VARIANT");
   std::string_view list(env != nullptr ? env : "");
   while (!list.empty()) {
@@ -34,21 +38,30 @@ void parse_variant_environment() {
     while (!name.empty() && name.back() == ' ') name.remove_suffix(1);
     if (name.empty()) continue;
     const Variant* v = find_variant(name);
-    TS_CHECK(v != nullptr, "TS_VARIANT: unknown variant '{}' (names look like mm/cpu/ref; ts_bench --list prints them)",
+    TS_CHECK(v != nullptr, "TS_VARIANT: unknown variant '{}' (names look like mm/cpu/ref; ts_ladder --list prints them)",
              name);
-    for (int d = 0; d < kDeviceTypes; ++d)
-      if (v->runs_on(static_cast<DeviceType>(d))) parsed[static_cast<int>(v->op)][d] = v;
+    parsed.push_back(v);
   }
-  for (int op = 0; op < kNumOps; ++op)
-    for (int d = 0; d < kDeviceTypes; ++d) env_overrides[op][d] = parsed[op][d];
+  env_overrides = std::move(parsed);
+}
+
+// TS_VARIANT named a variant of this op for another device: the call cannot use it.
+// Said once per variant (a loop would repeat it), never silently ignored.
+void warn_other_device(const Variant& v, const OpCall& call) {
+  static std::mutex mutex;
+  static std::set<const Variant*> warned;
+  std::lock_guard lock(mutex);
+  if (!warned.insert(&v).second) return;
+  fmt::print(stderr, "tensorscope: warning: TS_VARIANT names {}, but {} ran on {}: that variant runs on {} only\n",
+             v.name, call.op.name, call.device.str(), variant_device_name(v.device));
 }
 
 // A variant asked for by name must run, or say why not.
 const Variant& forced(const Variant& v, const OpCall& call, const char* source) {
   if (v.supports != nullptr) {
     std::string why;
-    TS_CHECK(v.supports(call, &why), "{}: variant {} (chosen by {}) cannot run this call: {}", op_name(call.op),
-             v.name, source, why);
+    TS_CHECK(v.supports(call, &why), "{}: variant {} (chosen by {}) cannot run this call: {}", call.op.name, v.name,
+             source, why);
   }
   return v;
 }
@@ -60,30 +73,42 @@ void reload_variant_environment() { parse_variant_environment(); }
 const Variant& select_variant(const OpCall& call) {
   static const bool env_parsed = (parse_variant_environment(), true);  // once, at the first dispatch
   (void)env_parsed;
-  const int op = static_cast<int>(call.op);
-  const int device = static_cast<int>(call.device.type);
+  for (auto it = scoped_overrides.rbegin(); it != scoped_overrides.rend(); ++it) {  // innermost first
+    VariantOverride& o = **it;
+    if (!applies(*o.variant_, call)) continue;
+    if (o.mode_ == VariantOverride::Mode::prefer && o.variant_->supports != nullptr &&
+        !o.variant_->supports(call, nullptr))
+      continue;  // preferred, not forced: the next choice takes the call
+    ++o.calls_;
+    return forced(*o.variant_, call, "VariantOverride");
+  }
+  for (auto it = env_overrides.rbegin(); it != env_overrides.rend(); ++it) {
+    if (applies(**it, call)) return forced(**it, call, "TS_VARIANT");
+    if ((*it)->op == &call.op) warn_other_device(**it, call);
+  }
 
-  if (const Variant* v = scoped_overrides[op][device]) return forced(*v, call, "VariantOverride");
-  if (const Variant* v = env_overrides[op][device]) return forced(*v, call, "TS_VARIANT");
-
-  const auto candidates = variants_for(call.op, call.device.type);
-  for (const Variant* v : candidates)
-    if (v->supports == nullptr || v->supports(call, nullptr)) return *v;
+  // The highest rung that runs on the call's device and accepts the call.
+  const std::span<const Variant> rungs = call.op.rungs;
+  for (auto v = rungs.rbegin(); v != rungs.rend(); ++v)
+    if (v->runs_on(call.device.type) && (v->supports == nullptr || v->supports(call, nullptr))) return *v;
 
   // Nothing can run: say what each candidate objected to.
   std::string reasons;
-  for (const Variant* v : candidates) {
+  bool any_candidate = false;
+  for (auto v = rungs.rbegin(); v != rungs.rend(); ++v) {
+    if (!v->runs_on(call.device.type)) continue;
+    any_candidate = true;
     std::string why;
     v->supports(call, &why);
     reasons += fmt::format("\n  {}: {}", v->name, why);
   }
-  fail("{}: no variant runs on {} for these inputs{}", op_name(call.op), call.device.str(),
-       candidates.empty() ? std::string(" (none is registered for this device)") : reasons);
+  fail("{}: no variant runs on {} for these inputs{}", call.op.name, call.device.str(),
+       any_candidate ? reasons : std::string(" (none is registered for this device)"));
 }
 
-Tensor dispatch(OpCall& call, PrepareFn prepare) {
+Tensor dispatch(OpCall& call) {
   profiler::OpScope scope(call);
-  prepare(call);
+  call.op.prepare(call);
   const Variant& variant = select_variant(call);
   call.variant = &variant;
   if (variant.device == VariantDevice::cuda) {
@@ -105,18 +130,12 @@ Tensor dispatch(OpCall& call, PrepareFn prepare) {
   return std::move(call.out);
 }
 
-VariantOverride::VariantOverride(std::string_view variant_name) : variant_(find_variant(variant_name)) {
+VariantOverride::VariantOverride(std::string_view variant_name, Mode mode)
+    : variant_(find_variant(variant_name)), mode_(mode) {
   TS_CHECK(variant_ != nullptr, "VariantOverride: unknown variant '{}'", variant_name);
-  const int op = static_cast<int>(variant_->op);
-  for (int d = 0; d < kDeviceTypes; ++d) {
-    previous_[d] = scoped_overrides[op][d];
-    if (variant_->runs_on(static_cast<DeviceType>(d))) scoped_overrides[op][d] = variant_;
-  }
+  scoped_overrides.push_back(this);
 }
 
-VariantOverride::~VariantOverride() {
-  const int op = static_cast<int>(variant_->op);
-  for (int d = 0; d < kDeviceTypes; ++d) scoped_overrides[op][d] = previous_[d];
-}
+VariantOverride::~VariantOverride() { scoped_overrides.pop_back(); }
 
 }  // namespace ts

@@ -16,7 +16,6 @@
 #include <utility>
 #include <vector>
 
-#include "ops/op_call.h"
 #include "tensor/tensor.h"
 
 namespace ts {
@@ -72,6 +71,7 @@ Tensor as_strided(const Tensor& x, const Dims& shape, const Dims& strides, int64
                   Where loc = Where::current());
 
 // ---- elementwise (broadcasting; f32, bf16, f16; computed in f32) -----------------
+enum class GeluApprox : uint8_t { none, tanh };
 Tensor add(const Tensor& a, const Tensor& b, double alpha = 1, Where loc = Where::current());  // a + alpha*b
 Tensor add(const Tensor& a, double b, Where loc = Where::current());
 Tensor sub(const Tensor& a, const Tensor& b, double alpha = 1, Where loc = Where::current());  // a - alpha*b

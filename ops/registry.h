@@ -1,4 +1,4 @@
-// ops/registry.h: the kernel ladder, one entry per variant, in one table (ops/registry.cpp).
+// ops/registry.h: the kernel ladder: every op, and through it every rung (ops/registry.cpp).
 //
 // A variant is named op/device/variant ("mm/cpu/openblas"). Its rung orders
 // the ladder: 0 is the reference oracle, higher rungs are faster. Device
@@ -7,43 +7,20 @@
 #pragma once
 
 #include <span>
-#include <string>
 #include <string_view>
 
-#include "ops/op_call.h"
+#include "ops/op.h"
 
 namespace ts {
 
-enum class VariantDevice : uint8_t { cpu, cuda, any };
-
-struct Cost {
-  double flops = 0;  // floating-point operations (a multiply-add counts 2)
-  double bytes = 0;  // fewest bytes the op must move: inputs read once, outputs written once
-};
-
-struct Variant {
-  const char* name;      // "mm/cpu/openblas"
-  OpId op;
-  VariantDevice device;
-  int rung;              // ladder order: 0 = reference
-  const char* summary;   // one line: what this rung does, what changed from the one below
-  // nullptr when the variant runs any call its op accepts; otherwise returns
-  // false (and, when why is not null, the reason) for calls it cannot run.
-  bool (*supports)(const OpCall& call, std::string* why);
-  void (*run)(OpCall& call);
-  Cost (*cost)(const OpCall& call);  // nullptr: no arithmetic to speak of (views)
-
-  bool runs_on(DeviceType type) const {
-    return device == VariantDevice::any || static_cast<int>(device) == static_cast<int>(type);
-  }
-};
-
-// Every registered variant, in ladder order (op by op, rung by rung).
-std::span<const Variant> all_variants();
+// Every op, in the registry's order.
+std::span<const OpDef* const> all_ops();
+// Every variant of every op, in ladder order (op by op, rung by rung).
+std::span<const Variant* const> all_variants();
 // The variant with this exact name, or nullptr.
 const Variant* find_variant(std::string_view name);
-// Variants that can run op on a device type, highest rung first.
-std::span<const Variant* const> variants_for(OpId op, DeviceType device);
+// The op with this name ("add" or "ts::add"), or nullptr.
+const OpDef* find_op(std::string_view name);
 
 // Device part of a variant name: "cpu", "cuda", "any".
 const char* variant_device_name(VariantDevice device);

@@ -20,7 +20,6 @@
 #include <type_traits>
 #include <unordered_set>
 
-#include "ops/registry.h"
 #include "profiler/op_args.h"
 #include "profiler/op_scope.h"
 #include "tensor/allocator.h"
@@ -265,8 +264,13 @@ void on_memory_event(const MemoryEvent& m) {
     ++b->dropped;
     return;
   }
-  b->memory.emplace_back() = {t, m.bytes, m.total_allocated, m.total_reserved, reinterpret_cast<uint64_t>(m.ptr),
-                              m.device, innermost};
+  b->memory.emplace_back() = {.time = t,
+                              .bytes = m.bytes,
+                              .total_allocated = m.total_allocated,
+                              .total_reserved = m.total_reserved,
+                              .addr = reinterpret_cast<uint64_t>(m.ptr),
+                              .device = m.device,
+                              .parent = innermost};
 }
 
 // The thread's records as Events, appended to `out` (parents offset to their
@@ -312,55 +316,80 @@ void append_events(ThreadBuffer& b, const TickConverter& clock, int64_t stop_ns,
   }
 }
 
+// Where begin_scope() put a scope.
+struct OpenedScope {
+  int32_t index = -1;       // its place in the thread's buffer
+  bool correlated = false;  // its id went on the device source's correlation stack
+};
+
+// Opens a scope in a thread's buffer, whose lock the caller holds: the part
+// every scope shares, op or user scope. `name()` gives its name and
+// `details(b, s)` fills what is particular to the kind of scope (an op's
+// inputs and call site, a user scope's location). The scope's id goes on the
+// device source's correlation stack when the session records CUDA activity,
+// and its start time is read last, so that none of this bookkeeping is
+// charged to it. Returns false when nothing was recorded (the session is over
+// or the buffer is full).
+template <typename Name, typename Details>
+[[gnu::always_inline]] inline bool begin_scope(ThreadBuffer& b, EventKind kind, Name&& name,
+                                               CorrelationKind correlation, OpenedScope& opened, Details&& details) {
+  if (b.closed) return false;
+  RawScope* s = append_scope(b, &opened.index);
+  if (s == nullptr) return false;
+  s->kind = kind;
+  s->name = name();
+  s->id = g_next_id.fetch_add(1, std::memory_order_relaxed);
+  details(b, *s);
+  b.open.push_back(opened.index);
+  if (b.config.use_cuda) [[unlikely]] {
+    if (const CorrelationHooks* hooks = g_correlation_hooks.load(std::memory_order_acquire)) {
+      hooks->push(correlation, s->id);
+      opened.correlated = true;
+    }
+  }
+  s->start = now_ticks();
+  return true;
+}
+
 }  // namespace
 
-ScopeToken op_begin(const OpCall& call) {
+ScopeToken op_begin(const RecordedOp& op) {
   ScopeToken none;
   if (g_nvtx) [[unlikely]] {
-    nvtxRangePushA(op_name(call.op));
-    none = {kNvtxOnly, -1, false, true};
+    nvtxRangePushA(op.name());
+    none = {.session = kNvtxOnly, .nvtx = true};
   }
   ThreadBuffer* b = this_thread_buffer();
   if (b == nullptr) return none;
   std::lock_guard lock(b->mutex);
-  if (b->closed) return none;
-  int32_t index = 0;
-  RawScope* s = append_scope(*b, &index);
-  if (s == nullptr) return none;
-  s->kind = EventKind::cpu_op;
-  s->name = op_name(call.op);
-  s->id = g_next_id.fetch_add(1, std::memory_order_relaxed);
-  if (b->config.record_shapes) {
-    s->inputs_begin = static_cast<uint32_t>(b->inputs.size());
-    record_inputs(call, b->inputs);
-    s->inputs_count = static_cast<uint16_t>(b->inputs.size() - s->inputs_begin);
-  }
-  if (b->config.with_stack) {
-    // An op called by another op (matmul -> mm) shows the user's line, not ours.
-    const RawScope* parent = s->parent >= 0 ? &b->scopes[static_cast<size_t>(s->parent)] : nullptr;
-    if (parent != nullptr && parent->kind == EventKind::cpu_op) {
-      s->loc = parent->loc;
-      s->has_loc = parent->has_loc;
-    } else {
-      s->loc = call.loc;
-      s->has_loc = true;
-    }
-  }
-  b->open.push_back(index);
-  bool correlated = false;
-  if (b->config.use_cuda) [[unlikely]] {
-    if (const CorrelationHooks* hooks = g_correlation_hooks.load(std::memory_order_acquire)) {
-      hooks->push(0, s->id);
-      correlated = true;
-    }
-  }
-  s->start = now_ticks();  // last: the bookkeeping above is not charged to the op
-  return {b->session, index, correlated, none.nvtx};
+  OpenedScope opened;
+  const bool recorded = begin_scope(
+      *b, EventKind::cpu_op, [&op] { return op.name(); }, CorrelationKind::op, opened,
+      [&op](ThreadBuffer& buffer, RawScope& s) {
+        if (buffer.config.record_shapes) {
+          s.inputs_begin = static_cast<uint32_t>(buffer.inputs.size());
+          record_inputs(op, buffer.inputs);
+          s.inputs_count = static_cast<uint16_t>(buffer.inputs.size() - s.inputs_begin);
+        }
+        if (buffer.config.with_stack) {
+          // An op called by another op (matmul -> mm) shows the user's line, not ours.
+          const RawScope* parent = s.parent >= 0 ? &buffer.scopes[static_cast<size_t>(s.parent)] : nullptr;
+          if (parent != nullptr && parent->kind == EventKind::cpu_op) {
+            s.loc = parent->loc;
+            s.has_loc = parent->has_loc;
+          } else {
+            s.loc = op.call_site();
+            s.has_loc = true;
+          }
+        }
+      });
+  if (!recorded) return none;
+  return {.session = b->session, .index = opened.index, .correlated = opened.correlated, .nvtx = none.nvtx};
 }
 
-void op_end(const OpCall& call, ScopeToken token) {
+void op_end(const RecordedOp& op, ScopeToken token) {
   const int64_t end = now_ticks();  // first: the bookkeeping below is not charged to the op
-  if (token.correlated) [[unlikely]] g_correlation_hooks.load(std::memory_order_acquire)->pop(0);
+  if (token.correlated) [[unlikely]] g_correlation_hooks.load(std::memory_order_acquire)->pop(CorrelationKind::op);
   if (token.nvtx) [[unlikely]] nvtxRangePop();
   if (tl_session != token.session) return;  // the session that saw the op begin is over
   ThreadBuffer& b = *tl_buffer;
@@ -368,9 +397,9 @@ void op_end(const OpCall& call, ScopeToken token) {
   if (b.closed) return;
   RawScope& s = b.scopes[static_cast<size_t>(token.index)];
   s.end = end;
-  if (call.variant != nullptr) {  // null when the op threw before a variant was chosen
-    s.variant = call.variant->name;
-    if (b.config.with_flops) s.flops = op_flops(call);
+  if (const char* variant = op.variant_name()) {  // null when the op threw before a variant was chosen
+    s.variant = variant;
+    if (b.config.with_flops) s.flops = op.flops();
   }
   close_scope(b, token.index);
 }
@@ -378,29 +407,19 @@ void op_end(const OpCall& call, ScopeToken token) {
 AnnotationHandle annotation_begin(EventKind kind, std::string_view name, const std::source_location* loc) {
   ThreadBuffer* b = this_thread_buffer();
   if (b == nullptr) return {};
-  const std::string_view stored = intern(name);
+  const std::string_view stored = intern(name);  // before the lock: interning takes a process-wide one
   std::lock_guard lock(b->mutex);
-  if (b->closed) return {};
-  int32_t index = 0;
-  RawScope* s = append_scope(*b, &index);
-  if (s == nullptr) return {};
-  s->kind = kind;
-  s->name = stored;
-  s->id = g_next_id.fetch_add(1, std::memory_order_relaxed);
-  if (loc != nullptr && b->config.with_stack) {
-    s->loc = *loc;
-    s->has_loc = true;
-  }
-  b->open.push_back(index);
-  bool correlated = false;
-  if (b->config.use_cuda) {
-    if (const CorrelationHooks* hooks = g_correlation_hooks.load(std::memory_order_acquire)) {
-      hooks->push(1, s->id);
-      correlated = true;
-    }
-  }
-  s->start = now_ticks();
-  return {tl_buffer, index, correlated};
+  OpenedScope opened;
+  const bool recorded = begin_scope(
+      *b, kind, [stored] { return stored; }, CorrelationKind::annotation, opened,
+      [loc](ThreadBuffer& buffer, RawScope& s) {
+        if (loc != nullptr && buffer.config.with_stack) {
+          s.loc = *loc;
+          s.has_loc = true;
+        }
+      });
+  if (!recorded) return {};
+  return {.buffer = tl_buffer, .index = opened.index, .correlated = opened.correlated};
 }
 
 bool annotation_end(AnnotationHandle& handle) {
@@ -408,7 +427,8 @@ bool annotation_end(AnnotationHandle& handle) {
   if (handle.buffer == nullptr) return true;
   ThreadBuffer& b = *handle.buffer;
   // CUPTI's id stacks are per thread: pop only on the thread that pushed.
-  if (handle.correlated && b.tid == os_thread_id()) g_correlation_hooks.load(std::memory_order_acquire)->pop(1);
+  if (handle.correlated && b.tid == os_thread_id())
+    g_correlation_hooks.load(std::memory_order_acquire)->pop(CorrelationKind::annotation);
   bool innermost = true;
   {
     std::lock_guard lock(b.mutex);
@@ -485,7 +505,7 @@ Recording stop_session() {
     b->memory.clear();
     b->inputs = {};
     rec.dropped_events += b->dropped;
-    rec.threads.push_back({b->tid, b->thread_name});
+    rec.threads.push_back({.tid = b->tid, .name = b->thread_name});
   }
   sort_events(rec.events);
   return rec;

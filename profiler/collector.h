@@ -42,10 +42,11 @@ inline int64_t now_ticks() {
 #endif
 }
 
-// Where the CUDA side (CUPTI, a later layer) plugs in: the profiler prepares
+// Where the CUDA side (CUPTI, cupti_source.h) plugs in: the profiler prepares
 // it in warm-up, starts it with the capture window, and at stop it appends
 // its GPU activity and API calls to the recording (ids, parents and
-// correlations set as event.h describes).
+// correlations set as event.h describes). None of its methods throws: a
+// failure is reported in the recording's device_activity instead.
 class DeviceActivitySource {
  public:
   virtual ~DeviceActivitySource() = default;
@@ -63,13 +64,14 @@ DeviceActivitySource* device_activity_source();
 namespace detail {
 
 // How ops and user scopes tell the device source who launched what: each op
-// pushes its External id on entry and pops it on exit (kind 0), user scopes
-// on kind 1; CUPTI stamps every launch with the ids on top (innermost). The
-// device source installs these while it records; ops call them only in a
-// session that asked for CUDA activity.
+// pushes its External id on entry and pops it on exit, user scopes likewise on
+// a stack of their own; CUPTI stamps every launch with the ids on top
+// (innermost). The device source installs these while it records; ops call
+// them only in a session that asked for CUDA activity.
+enum class CorrelationKind : uint8_t { op, annotation };
 struct CorrelationHooks {
-  void (*push)(int kind, uint64_t id);
-  void (*pop)(int kind);
+  void (*push)(CorrelationKind kind, uint64_t id);
+  void (*pop)(CorrelationKind kind);
 };
 void set_correlation_hooks(const CorrelationHooks* hooks);
 

@@ -4,7 +4,7 @@
 // table (key_averages.h) and the Chrome trace (chrome_trace.h) can be built
 // the way PyTorch builds them:
 //
-//   CPU side, recorded on the thread that ran them (this issue)
+//   CPU side, recorded on the thread that ran them
 //     cpu_op            every op through ts::dispatch: "ts::matmul", "ts::mm"
 //     user_annotation   record_function("matmul_add")
 //     profiler_step     "ProfilerStep#N", one per step when a schedule is given
@@ -106,7 +106,7 @@ struct Event {
   EventKind kind = EventKind::cpu_op;
   // Op names are static strings; other names are interned by the profiler:
   // the view stays valid for the life of the process.
-  std::string_view name;
+  std::string_view name{};
   int64_t start_ns = 0, end_ns = 0;  // steady clock (profiler::now_ns()); an instant has end == start
   uint64_t id = 0;                   // "External id" (see above); 0: none
   int64_t tid = 0;                   // OS thread id (CPU side); stream id (GPU side)
@@ -114,11 +114,11 @@ struct Event {
 
   // cpu_op
   const char* variant = nullptr;     // the kernel variant that ran ("mm/cpu/openblas")
-  std::vector<InputMeta> inputs;     // record_shapes: the op's arguments in PyTorch's order
+  std::vector<InputMeta> inputs{};   // record_shapes: the op's arguments in PyTorch's order
   int64_t flops = 0;                 // with_flops: floating-point operations (0: not counted)
   // with_stack: the user's call site. Ops called by other ops inherit it, so a
   // learner sees their own line, not the library's.
-  CallSite call_site;
+  CallSite call_site{};
 
   // profile_memory: net bytes allocated while this was the innermost open scope
   // on its thread ("Self CPU Mem" / "Self CUDA Mem"; the totals add the children).
@@ -136,8 +136,8 @@ struct Event {
   uint64_t correlation = 0;  // CUPTI correlation id: launch call <-> GPU work
   int cbid = 0;              // CUPTI callback id of a runtime/driver call (211: cudaLaunchKernel)
   uint32_t cuda_event_id = 0;  // cuda_sync on an event ("Event Sync", "Stream Wait Event"): the event waited on
-  KernelInfo kernel_info;
-  std::string_view mangled_name;  // kernel: the name as the binary has it (`name` is demangled)
+  KernelInfo kernel_info{};
+  std::string_view mangled_name{};  // kernel: the name as the binary has it (`name` is demangled)
   // memcpy/memset: bytes moved are in `bytes` above.
 
   int64_t duration_ns() const { return end_ns - start_ns; }
@@ -151,7 +151,7 @@ struct ThreadInfo {
 
 struct DeviceProperties {  // one GPU, as the trace's "deviceProperties" lists it
   int id = 0;
-  std::string name;
+  std::string name{};
   int64_t total_global_mem = 0;
   int compute_major = 0, compute_minor = 0;
   int max_threads_per_block = 0, max_threads_per_multiprocessor = 0;
@@ -171,6 +171,8 @@ struct DeviceActivityInfo {
   int64_t buffers_refused = 0;         // buffer requests our bounded pool could not serve (records lost)
   int64_t launch_order_violations = 0; // GPU work that starts before its launch call began (clock skew)
   int64_t unmatched_records = 0;       // GPU work whose launch call was not recorded
+  int64_t failed_calls = 0;            // the profiler's own CUDA/CUPTI calls that failed (cuda_call_check.h)
+  std::string first_failed_call;       // the first of those: expression, error, file and line
 };
 
 struct Recording {

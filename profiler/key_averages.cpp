@@ -77,76 +77,99 @@ bool is_annotation(EventKind kind) {
 
 // ---- key_averages ---------------------------------------------------------------
 
+namespace {
+
+// A value per event, indexed by the event's position as an int32_t (the type
+// of Event::parent and of start_order()), so that the steps below read as the
+// algorithm they follow.
+template <typename T>
+class PerEvent {
+ public:
+  PerEvent(int32_t n, const T& value) : values_(static_cast<size_t>(n), value) {}
+  decltype(auto) operator[](int32_t i) { return values_[static_cast<size_t>(i)]; }
+  decltype(auto) operator[](int32_t i) const { return values_[static_cast<size_t>(i)]; }
+
+ private:
+  std::vector<T> values_;
+};
+
+// The recording's events, indexed the same way.
+struct Events {
+  const std::vector<Event>& list;
+  const Event& operator[](int32_t i) const { return list[static_cast<size_t>(i)]; }
+  int32_t size() const { return static_cast<int32_t>(list.size()); }
+};
+
+}  // namespace
+
 EventList key_averages(const Recording& recording, bool group_by_input_shape, int group_by_stack_n) {
-  const std::vector<Event>& events = recording.events;
-  const auto n = static_cast<int32_t>(events.size());
+  const Events events{recording.events};
+  const int32_t n = events.size();
   const bool use_device = recording.use_cuda;
 
   // Events in (start, -end) order, ties kept: the order rows first appear in.
-  const std::vector<int32_t> order = start_order(events);
+  const std::vector<int32_t> order = start_order(recording.events);
 
   // The CPU tree: each CPU range's parent and children (memory instants and GPU work take no part).
-  std::vector<int32_t> parent(static_cast<size_t>(n), -1);
-  std::vector<std::vector<int32_t>> children(static_cast<size_t>(n));
+  PerEvent<int32_t> parent(n, -1);
+  PerEvent<std::vector<int32_t>> children(n, {});
   for (int32_t i : order) {
-    const Event& e = events[static_cast<size_t>(i)];
+    const Event& e = events[i];
     if (!is_cpu_range(e.kind) || e.parent < 0) continue;
-    parent[static_cast<size_t>(i)] = e.parent;
-    children[static_cast<size_t>(e.parent)].push_back(i);
+    parent[i] = e.parent;
+    children[e.parent].push_back(i);
   }
 
   // GPU work charged to the op that launched it (matched by External id).
   std::unordered_map<uint64_t, int32_t> op_by_id;
   for (int32_t i = 0; i < n; ++i)
-    if (events[static_cast<size_t>(i)].kind == EventKind::cpu_op && events[static_cast<size_t>(i)].id != 0)
-      op_by_id.emplace(events[static_cast<size_t>(i)].id, i);
-  std::vector<int64_t> kernel_ns(static_cast<size_t>(n), 0);
-  for (const Event& e : events) {
+    if (events[i].kind == EventKind::cpu_op && events[i].id != 0) op_by_id.emplace(events[i].id, i);
+  PerEvent<int64_t> kernel_ns(n, 0);
+  for (const Event& e : events.list) {
     if (!is_device_activity(e.kind) || e.kind == EventKind::gpu_user_annotation || e.id == 0) continue;
-    if (const auto it = op_by_id.find(e.id); it != op_by_id.end()) kernel_ns[static_cast<size_t>(it->second)] += e.duration_ns();
+    if (const auto it = op_by_id.find(e.id); it != op_by_id.end()) kernel_ns[it->second] += e.duration_ns();
   }
 
   // Memory is charged to the innermost scope when it happens; the totals add the children.
-  std::vector<int64_t> cpu_mem(static_cast<size_t>(n), 0), device_mem(static_cast<size_t>(n), 0);
+  PerEvent<int64_t> cpu_mem(n, 0), device_mem(n, 0);
   for (int32_t i = 0; i < n; ++i) {
-    cpu_mem[static_cast<size_t>(i)] = events[static_cast<size_t>(i)].self_cpu_memory;
-    device_mem[static_cast<size_t>(i)] = events[static_cast<size_t>(i)].self_device_memory;
+    cpu_mem[i] = events[i].self_cpu_memory;
+    device_mem[i] = events[i].self_device_memory;
   }
   for (auto it = order.rbegin(); it != order.rend(); ++it) {  // children before parents
-    const int32_t p = parent[static_cast<size_t>(*it)];
+    const int32_t i = *it, p = parent[i];
     if (p < 0) continue;
-    cpu_mem[static_cast<size_t>(p)] += cpu_mem[static_cast<size_t>(*it)];
-    device_mem[static_cast<size_t>(p)] += device_mem[static_cast<size_t>(*it)];
+    cpu_mem[p] += cpu_mem[i];
+    device_mem[p] += device_mem[i];
   }
 
   // PyTorch's _remove_dup_nodes: an only child with its parent's name folds into the parent.
-  std::vector<bool> alive(static_cast<size_t>(n), true);
+  PerEvent<bool> alive(n, true);
   for (bool changed = true; changed;) {
     changed = false;
     for (int32_t i : order) {
-      const int32_t p = parent[static_cast<size_t>(i)];
-      if (!alive[static_cast<size_t>(i)] || p < 0 || children[static_cast<size_t>(p)].size() != 1 ||
-          events[static_cast<size_t>(p)].name != events[static_cast<size_t>(i)].name)
-        continue;
-      children[static_cast<size_t>(p)] = children[static_cast<size_t>(i)];
-      kernel_ns[static_cast<size_t>(p)] = kernel_ns[static_cast<size_t>(i)];
-      for (int32_t c : children[static_cast<size_t>(p)]) parent[static_cast<size_t>(c)] = p;
-      alive[static_cast<size_t>(i)] = false;
+      const int32_t p = parent[i];
+      if (!alive[i] || p < 0 || children[p].size() != 1 || events[p].name != events[i].name) continue;
+      children[p] = children[i];
+      kernel_ns[p] = kernel_ns[i];
+      for (int32_t c : children[p]) parent[c] = p;
+      alive[i] = false;
       changed = true;
     }
   }
 
   // Device totals, inclusive down the tree.
-  std::vector<int64_t> device_total(static_cast<size_t>(n), 0);
+  PerEvent<int64_t> device_total(n, 0);
   for (auto it = order.rbegin(); it != order.rend(); ++it) {
-    const Event& e = events[static_cast<size_t>(*it)];
-    if (!alive[static_cast<size_t>(*it)] || !use_device) continue;
+    const int32_t i = *it;
+    const Event& e = events[i];
+    if (!alive[i] || !use_device) continue;
     if (is_device_activity(e.kind)) {
-      device_total[static_cast<size_t>(*it)] = e.duration_ns();
+      device_total[i] = e.duration_ns();
     } else if (is_cpu_range(e.kind)) {
-      int64_t total = kernel_ns[static_cast<size_t>(*it)];
-      for (int32_t c : children[static_cast<size_t>(*it)]) total += device_total[static_cast<size_t>(c)];
-      device_total[static_cast<size_t>(*it)] = total;
+      int64_t total = kernel_ns[i];
+      for (int32_t c : children[i]) total += device_total[c];
+      device_total[i] = total;
     }
   }
 
@@ -161,8 +184,8 @@ EventList key_averages(const Recording& recording, bool group_by_input_shape, in
   std::unordered_map<std::string, size_t> row_of;
   std::string key;
   for (int32_t i : order) {
-    const Event& e = events[static_cast<size_t>(i)];
-    if (!alive[static_cast<size_t>(i)]) continue;
+    const Event& e = events[i];
+    if (!alive[i]) continue;
     // A [memory] event inside a scope is already in that scope's memory columns;
     // one outside every scope becomes a "[memory]" row of its own.
     if (e.kind == EventKind::memory && e.parent >= 0) continue;
@@ -189,7 +212,7 @@ EventList key_averages(const Recording& recording, bool group_by_input_shape, in
       row.key = row_name(e.name);
       row.is_device = device;
       row.is_user_annotation = annotation;
-      row.has_cpu_parent = parent[static_cast<size_t>(i)] >= 0;
+      row.has_cpu_parent = parent[i] >= 0;
       row.input_shapes = shapes;
       row.has_input_shapes = group_by_input_shape && !e.inputs.empty();
       row.stack = std::move(stack);
@@ -203,25 +226,25 @@ EventList key_averages(const Recording& recording, bool group_by_input_shape, in
       continue;
     }
     if (device) {
-      row.device_time_total_ns += device_total[static_cast<size_t>(i)];
-      row.self_device_time_total_ns += device_total[static_cast<size_t>(i)];
+      row.device_time_total_ns += device_total[i];
+      row.self_device_time_total_ns += device_total[i];
       continue;
     }
     int64_t children_cpu = 0, children_device = 0, children_cpu_mem = 0, children_device_mem = 0;
-    for (int32_t c : children[static_cast<size_t>(i)]) {
-      children_cpu += events[static_cast<size_t>(c)].duration_ns();
-      children_device += device_total[static_cast<size_t>(c)];
-      children_cpu_mem += cpu_mem[static_cast<size_t>(c)];
-      children_device_mem += device_mem[static_cast<size_t>(c)];
+    for (int32_t c : children[i]) {
+      children_cpu += events[c].duration_ns();
+      children_device += device_total[c];
+      children_cpu_mem += cpu_mem[c];
+      children_device_mem += device_mem[c];
     }
     row.cpu_time_total_ns += e.duration_ns();
     row.self_cpu_time_total_ns += e.duration_ns() - children_cpu;
-    row.device_time_total_ns += device_total[static_cast<size_t>(i)];
-    row.self_device_time_total_ns += device_total[static_cast<size_t>(i)] - children_device;
-    row.cpu_memory_usage += cpu_mem[static_cast<size_t>(i)];
-    row.self_cpu_memory_usage += cpu_mem[static_cast<size_t>(i)] - children_cpu_mem;
-    row.device_memory_usage += device_mem[static_cast<size_t>(i)];
-    row.self_device_memory_usage += device_mem[static_cast<size_t>(i)] - children_device_mem;
+    row.device_time_total_ns += device_total[i];
+    row.self_device_time_total_ns += device_total[i] - children_device;
+    row.cpu_memory_usage += cpu_mem[i];
+    row.self_cpu_memory_usage += cpu_mem[i] - children_cpu_mem;
+    row.device_memory_usage += device_mem[i];
+    row.self_device_memory_usage += device_mem[i] - children_device_mem;
   }
   return list;
 }
@@ -268,8 +291,13 @@ std::string replace_all(std::string s, std::string_view from, std::string_view t
   return s;
 }
 
+// Widths are in characters, like the strings they hold; a width option of 0 or less means no limit.
+size_t capped(size_t width, int max_width) {
+  return max_width > 0 ? std::min(width, static_cast<size_t>(max_width)) : width;
+}
+
 struct Column {
-  int width;
+  size_t width;
   bool left;  // only "Source Location" is left-aligned
 };
 
@@ -277,7 +305,7 @@ struct Column {
 void append_row(std::string& out, const std::vector<Column>& columns, const std::vector<std::string>& cells) {
   for (size_t i = 0; i < columns.size(); ++i) {
     const std::string& cell = i < cells.size() ? cells[i] : std::string();
-    const auto pad = static_cast<size_t>(std::max(0, columns[i].width - static_cast<int>(cell.size())));
+    const size_t pad = columns[i].width > cell.size() ? columns[i].width - cell.size() : 0;
     if (!columns[i].left) out.append(pad, ' ');
     out += cell;
     if (columns[i].left) out.append(pad, ' ');
@@ -286,10 +314,18 @@ void append_row(std::string& out, const std::vector<Column>& columns, const std:
   out += '\n';
 }
 
+// PyTorch's cut of a long name: its first max_width - 3 characters, then "...".
+std::string shorten_name(const std::string& name, int max_width) {
+  if (max_width <= 0) return name;
+  const auto limit = static_cast<size_t>(max_width);
+  if (name.size() + 3 < limit) return name;
+  return name.substr(0, limit >= 3 ? limit - 3 : std::string::npos) + "...";
+}
+
 // Keeps the last `width` characters of a long path, marked with "...".
-std::string trim_path(std::string path, int width) {
-  if (static_cast<int>(path.size()) > width) {
-    path = path.substr(path.size() - static_cast<size_t>(width));
+std::string trim_path(std::string path, size_t width) {
+  if (path.size() > width) {
+    path = path.substr(path.size() - width);
     if (path.size() > 3) path = "..." + path.substr(3);
   }
   return path;
@@ -332,16 +368,16 @@ std::string EventList::table(const TableOptions& o) const {
   }
 
   // Column widths: the longest value + 4, capped.
-  int name_width = 0, shapes_width = 0, src_width = 0;
+  size_t name_width = 0, shapes_width = 0, src_width = 0;
   for (const KeyAverage* r : list) {
-    name_width = std::max(name_width, static_cast<int>(r->key.size()) + 4);
-    shapes_width = std::max(shapes_width, static_cast<int>(r->input_shapes.size()) + 4);
-    for (const std::string& frame : r->stack) src_width = std::max(src_width, static_cast<int>(frame.size()) + 4);
+    name_width = std::max(name_width, r->key.size() + 4);
+    shapes_width = std::max(shapes_width, r->input_shapes.size() + 4);
+    for (const std::string& frame : r->stack) src_width = std::max(src_width, frame.size() + 4);
   }
-  if (o.max_name_column_width > 0) name_width = std::min(name_width, o.max_name_column_width);
-  if (o.max_shapes_column_width > 0) shapes_width = std::min(shapes_width, o.max_shapes_column_width);
-  if (o.max_src_column_width > 0) src_width = std::min(src_width, o.max_src_column_width);
-  constexpr int kWidth = 12;
+  name_width = capped(name_width, o.max_name_column_width);
+  shapes_width = capped(shapes_width, o.max_shapes_column_width);
+  src_width = capped(src_width, o.max_src_column_width);
+  constexpr size_t kWidth = 12;
 
   std::vector<std::string> headers{"Name", "Self CPU %", "Self CPU", "CPU total %", "CPU total", "CPU time avg"};
   if (has_device_time) headers.insert(headers.end(), {"Self CUDA", "Self CUDA %", "CUDA total", "CUDA time avg"});
@@ -350,15 +386,15 @@ std::string EventList::table(const TableOptions& o) const {
     if (use_device && has_device_mem) headers.insert(headers.end(), {"CUDA Mem", "Self CUDA Mem"});
   }
   headers.push_back("# of Calls");
-  std::vector<Column> columns{{name_width, false}};
-  for (size_t i = 1; i < headers.size(); ++i) columns.push_back({kWidth, false});
+  std::vector<Column> columns{{.width = name_width, .left = false}};
+  for (size_t i = 1; i < headers.size(); ++i) columns.push_back({.width = kWidth, .left = false});
   if (has_input_shapes) {
     headers.push_back("Input Shapes");
-    columns.push_back({shapes_width, false});
+    columns.push_back({.width = shapes_width, .left = false});
   }
   if (has_stack) {
     headers.push_back("Source Location");
-    columns.push_back({src_width, true});
+    columns.push_back({.width = src_width, .left = true});
   }
   bool show_flops = with_flops;
   double flops_scale = 1;
@@ -372,18 +408,19 @@ std::string EventList::table(const TableOptions& o) const {
       const double log_flops = std::max(0.0, std::min(std::log10(static_cast<double>(smallest)) / 3, 5.0));
       flops_scale = std::pow(10.0, std::floor(log_flops) * -3.0);
       headers.push_back(fmt::format("Total {}", kUnits[static_cast<int>(log_flops)]));
-      columns.push_back({kWidth, false});
+      columns.push_back({.width = kWidth, .left = false});
     } else {
       show_flops = false;
     }
   }
-  int line_length = -2;
+  size_t line_length = 0;
   std::string separator;
   for (const Column& c : columns) {
     line_length += c.width + 2;
-    separator.append(static_cast<size_t>(c.width), '-');
+    separator.append(c.width, '-');
     separator += "  ";
   }
+  line_length -= 2;  // the last column's two spaces are not part of the line
   separator += '\n';
 
   // Percentages are of the sum over all rows (printed or not): Self CPU of
@@ -396,11 +433,11 @@ std::string EventList::table(const TableOptions& o) const {
 
   std::string out;
   if (!o.header.empty()) {
-    out.append(static_cast<size_t>(line_length), '=');
+    out.append(line_length, '=');
     out += '\n' + o.header + '\n';
   }
   if (o.top_level_events_only) {
-    out.append(static_cast<size_t>(line_length), '=');
+    out.append(line_length, '=');
     out += "\nThis report only display top-level ops statistics\n";
   }
   out += separator;
@@ -414,10 +451,7 @@ std::string EventList::table(const TableOptions& o) const {
     if (printed == o.row_limit) break;
     if (o.top_level_events_only && r->has_cpu_parent) continue;
     ++printed;
-    std::string name = r->key;
-    if (o.max_name_column_width > 0 && static_cast<int>(name.size()) >= o.max_name_column_width - 3)
-      name = name.substr(0, static_cast<size_t>(o.max_name_column_width - 3)) + "...";
-    cells = {name,
+    cells = {shorten_name(r->key, o.max_name_column_width),
              format_share(r->self_cpu_time_total_us(), total_self_cpu_us),
              format_time_in(r->self_cpu_time_total_us(), unit),
              format_share(r->cpu_time_total_us(), total_self_cpu_us),
@@ -438,7 +472,7 @@ std::string EventList::table(const TableOptions& o) const {
       }
     }
     cells.push_back(fmt::format("{}", r->count));
-    if (has_input_shapes) cells.push_back(r->input_shapes.substr(0, static_cast<size_t>(shapes_width)));
+    if (has_input_shapes) cells.push_back(r->input_shapes.substr(0, shapes_width));
     // PyTorch appends FLOPs before the source location while its header puts
     // "Source Location" first: with both, the two cells trade columns. Kept as is.
     if (show_flops) cells.push_back(r->flops <= 0 ? std::string("--") : fmt::format("{:8.3f}", static_cast<double>(r->flops) * flops_scale));
@@ -474,6 +508,8 @@ std::string EventList::table(const TableOptions& o) const {
                        d.cupti_dropped_records, d.buffers_refused);
   if (d.launch_order_violations > 0)
     out += fmt::format("Clock: {} GPU activities start before their launch call began\n", d.launch_order_violations);
+  if (d.failed_calls > 0)
+    out += fmt::format("Failed CUDA calls in the profiler: {} (the first: {})\n", d.failed_calls, d.first_failed_call);
   return out;
 }
 

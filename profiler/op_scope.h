@@ -10,7 +10,7 @@
 #include <atomic>
 #include <cstdint>
 
-#include "ops/op_call.h"
+#include "profiler/recorded_op.h"
 
 namespace ts::profiler {
 
@@ -30,8 +30,8 @@ struct ScopeToken {
 };
 constexpr uint32_t kNvtxOnly = 0xffffffffu;
 
-ScopeToken op_begin(const OpCall& call);
-void op_end(const OpCall& call, ScopeToken token);
+ScopeToken op_begin(const RecordedOp& op);
+void op_end(const RecordedOp& op, ScopeToken token);
 
 }  // namespace detail
 
@@ -39,18 +39,18 @@ inline bool is_recording() { return detail::recording.load(std::memory_order_rel
 
 class OpScope {
  public:
-  explicit OpScope(const OpCall& call) : call_(call) {
-    if (is_recording()) [[unlikely]] token_ = detail::op_begin(call);
+  explicit OpScope(const RecordedOp& op) : op_(op) {
+    if (is_recording()) [[unlikely]] token_ = detail::op_begin(op);
   }
   // Runs during stack unwinding too: an op that throws still closes its event.
   ~OpScope() {
-    if (token_.session != 0) [[unlikely]] detail::op_end(call_, token_);
+    if (token_.session != 0) [[unlikely]] detail::op_end(op_, token_);
   }
   OpScope(const OpScope&) = delete;
   OpScope& operator=(const OpScope&) = delete;
 
  private:
-  const OpCall& call_;
+  const RecordedOp& op_;
   detail::ScopeToken token_;
 };
 

@@ -5,11 +5,13 @@
 //                  .on_trace_ready = [](Profiler& p) { p.export_chrome_trace("trace.json"); },
 //                  .record_shapes = true});
 //   {
-//     ProfilerGuard guard(prof);             // start(); stop() at the end of the block
+//     ProfilerGuard guard(prof);               // start(); stop() at the end of the block
 //     for (int i = 0; i < 5; ++i) {
-//       RecordFunction scope("matmul_add");  // a user annotation around the step's work
-//       y = ts::add(ts::matmul(x, w), b);
-//       prof.step();                         // closes ProfilerStep#i, opens ProfilerStep#i+1
+//       {
+//         RecordFunction scope("matmul_add");  // a user annotation around the step's work
+//         y = ts::add(ts::matmul(x, w), b);
+//       }
+//       prof.step();  // after the step's scopes close: ends ProfilerStep#i, opens ProfilerStep#i+1
 //     }
 //   }
 //   fmt::print("{}", prof.key_averages().table({.sort_by = "cpu_time_total", .row_limit = 10}));

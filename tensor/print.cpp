@@ -139,13 +139,13 @@ struct Printer {
 // summarized tensor reads the elements it shows, never the whole tensor (an expanded
 // view may have far more elements than memory).
 template <typename Out>
-Out element_at(const Tensor& x, int64_t flat) {
+Out element_at(const Tensor& x, const char* base, int64_t flat) {
   int64_t offset = 0;
   for (int d = x.dim() - 1; d >= 0; --d) {
     offset += flat % x.shape()[d] * x.strides()[d];
     flat /= x.shape()[d];
   }
-  const char* p = static_cast<const char*>(x.data_ptr()) + offset * static_cast<int64_t>(x.element_size());
+  const char* p = base + offset * static_cast<int64_t>(x.element_size());
   return visit_dtype(x.dtype(), [&](auto tag) -> Out {
     using T = decltype(tag);
     if constexpr (std::is_same_v<T, bf16> || std::is_same_v<T, f16>) {
@@ -162,7 +162,8 @@ Out element_at(const Tensor& x, int64_t flat) {
 
 std::string Tensor::str() const {
   if (!defined()) return "tensor(undefined)";
-  const Tensor host = device().is_cpu() ? *this : to(kCPU);
+  std::vector<char> host;
+  const char* base = detail::host_data(*this, host);
   const bool summarize = numel() > kSummarizeAbove;
   std::vector<int64_t> shown;
   if (numel() > 0) for_each_shown(shape_, summarize, 0, 0, [&](int64_t i) { shown.push_back(i); });
@@ -171,8 +172,8 @@ std::string Tensor::str() const {
   std::vector<int64_t> ints;  // int64 values print exactly: a double holds integers only up to 2^53
   for (int64_t i : shown) {
     slot.emplace(i, values.size());
-    values.push_back(element_at<double>(host, i));
-    if (dtype_ == DType::i64) ints.push_back(element_at<int64_t>(host, i));
+    values.push_back(element_at<double>(*this, base, i));
+    if (dtype_ == DType::i64) ints.push_back(element_at<int64_t>(*this, base, i));
   }
   const Formatter format(values, dtype_);
   const std::function<std::string(int64_t)> cell = [&](int64_t i) {

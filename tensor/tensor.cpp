@@ -4,7 +4,11 @@
 #include <charconv>
 #include <string>
 
-#include "ops/ops.h"
+#include <algorithm>
+#include <vector>
+
+#include "tensor/cuda_check.h"
+#include "tensor/cuda_device.h"
 
 namespace ts {
 
@@ -66,6 +70,21 @@ Tensor::Tensor(std::shared_ptr<Storage> storage, const Dims& shape, const Dims& 
   checked_mul(offset, itemsize, "Tensor: storage offset in bytes");  // data_ptr() of an empty view too
 }
 
+const char* detail::host_data(const Tensor& x, std::vector<char>& host) {
+  const char* base = static_cast<const char*>(x.data_ptr());
+  if (x.device().is_cpu() || x.numel() == 0) return base;
+  const int64_t esize = static_cast<int64_t>(x.element_size());
+  int64_t lowest = 0, highest = 0;  // element offsets of the view's extreme elements, relative to data_ptr()
+  for (int d = 0; d < x.dim(); ++d) {
+    const int64_t reach = x.strides()[d] * (x.shape()[d] - 1);
+    (reach < 0 ? lowest : highest) += reach;
+  }
+  host.resize(static_cast<size_t>((highest - lowest + 1) * esize));
+  cuda::set_device(x.device().index);
+  TS_CUDA_CHECK(cudaMemcpy(host.data(), base + lowest * esize, host.size(), cudaMemcpyDeviceToHost));
+  return host.data() - lowest * esize;
+}
+
 Tensor make_contiguous_tensor(const Dims& shape, Options options, std::string_view what) {
   for (int64_t s : shape) TS_CHECK(s >= 0, "{}: negative dimension {} in shape {}", what, s, shape);
   const int64_t nbytes = checked_nbytes(shape, options.dtype, what);
@@ -81,14 +100,15 @@ Tensor make_contiguous_tensor(const Dims& shape, Options options, std::string_vi
 
 namespace {
 
-// A float converted to an integer type must fit: NaN, inf and values past the
-// range throw instead of taking whatever value the hardware produces.
+// A float as an integer, defined for every value: NaN, infinities and values
+// outside int64's range give INT64_MIN, what x86's conversion (cvttsd2si) and
+// CUDA's __double2ll_rz return, the rule the ops' conversions follow too. A C++
+// cast of those values is undefined behavior.
 template <typename Out>
 Out float_to(double value) {
-  if constexpr (std::is_integral_v<Out> && !std::is_same_v<Out, bool>) {
-    constexpr double kLimit = 9223372036854775808.0;  // 2^63: int64's range is [-2^63, 2^63)
-    TS_CHECK(value >= -kLimit && value < kLimit, "to_vector/item: the value {} does not fit in int64",
-             value);
+  if constexpr (std::is_same_v<Out, int64_t>) {
+    // -2^63 is exact in double; 2^63 is the first value past the range. NaN fails both comparisons.
+    if (!(value >= -9223372036854775808.0 && value < 9223372036854775808.0)) return INT64_MIN;
   }
   return static_cast<Out>(value);
 }
@@ -111,12 +131,12 @@ Out convert_element(const void* p, DType dtype) {
 template <typename T>
 std::vector<T> Tensor::to_vector() const {
   TS_CHECK(defined(), "to_vector: tensor is undefined");
-  if (!device().is_cpu()) return ts::to(*this, kCPU).to_vector<T>();
   std::vector<T> values;
   values.reserve(static_cast<size_t>(numel()));
   if (numel() == 0) return values;
-  const char* base = static_cast<const char*>(data_ptr());
   const int64_t esize = static_cast<int64_t>(element_size());
+  std::vector<char> host;
+  const char* base = detail::host_data(*this, host);
   // Walk the index space in row-major order, following the strides.
   Dims index = Dims::filled(dim(), 0);
   int64_t offset = 0;

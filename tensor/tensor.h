@@ -113,6 +113,14 @@ struct Options {
   Options(DType d, Device dev) : dtype(d), device(dev) {}
 };
 
+namespace detail {
+// Where x's element (0, 0, ...) can be read on the host: data_ptr() for a cpu
+// tensor; for a device tensor, the storage span the view covers is copied into
+// `host` first (a view's extent is small even when its numel is not: an
+// expanded view covers one row).
+const char* host_data(const Tensor& x, std::vector<char>& host);
+}  // namespace detail
+
 // A fresh contiguous tensor with uninitialised values (no dispatch: ts::empty is the op).
 // A negative size, or a byte count past int64 (checked_nbytes), throws ts::Error
 // naming `what` (the op that asked) and the shape.

@@ -31,7 +31,6 @@
 using ts::Device;
 using ts::DType;
 using ts::Dims;
-using ts::OpId;
 using ts::Tensor;
 using ts::Variant;
 using namespace ts::testing;
@@ -64,16 +63,25 @@ std::set<std::string>& checked() {
   return names;
 }
 
-std::vector<const Variant*> cuda_variants(std::initializer_list<OpId> ops) {
+std::vector<const Variant*> cuda_variants(std::initializer_list<const ts::OpDef*> ops) {
   std::vector<const Variant*> out;
-  for (const Variant& v : ts::all_variants())
-    for (OpId op : ops)
-      if (v.op == op && v.device == ts::VariantDevice::cuda) {
-        out.push_back(&v);
-        checked().insert(v.name);
+  for (const Variant* v : ts::all_variants())
+    for (const ts::OpDef* op : ops)
+      if (v->op == op && v->device == ts::VariantDevice::cuda) {
+        out.push_back(v);
+        checked().insert(v->name);
       }
   return out;
 }
+
+// Prefers a variant for the scope (calls it cannot run go to the next rung:
+// a case list spans layouts a faster rung refuses) and checks, at the end,
+// that the variant itself ran at least one case.
+struct PreferVariant {
+  ts::VariantOverride use;
+  explicit PreferVariant(const Variant& v) : use(v.name, ts::VariantOverride::Mode::prefer) {}
+  ~PreferVariant() { CHECK_MESSAGE(use.calls() > 0, use.variant().name, " ran none of the cases"); }
+};
 
 // The same values and the same memory layout on the CPU and on the GPU.
 struct Pair {
@@ -161,8 +169,8 @@ TEST_CASE("cuda: every variant: elementwise binary ops over shapes, layouts and 
                                       {{4, 1, 17}, {5, 1}}, {{31, 17}, {}},
                                       // bias-style rows (lengths a multiple of 8): the packed rows kernel
                                       {{24, 64}, {64}},   {{3, 40}, {2, 3, 40}}, {{5, 16}, {1, 16}}};
-  for (const Variant* v : cuda_variants({OpId::add, OpId::sub, OpId::mul, OpId::div})) {
-    ts::VariantOverride use(v->name);
+  for (const Variant* v : cuda_variants({&ts::ops::add, &ts::ops::sub, &ts::ops::mul, &ts::ops::div})) {
+    const PreferVariant use(*v);
     for (DType dtype : kFloatDTypes) {
       uint64_t seed = 100;
       for (size_t i = 0; i < shapes.size(); ++i) {
@@ -174,28 +182,23 @@ TEST_CASE("cuda: every variant: elementwise binary ops over shapes, layouts and 
           const Pair a = make_both(shapes[i].a, dtype, seed, la);
           // Divisors exp(randn) stay in [e^-5, e^5]: no quotient overflows f16 (the reference is finite).
           const Pair b = make_both(shapes[i].b, dtype, seed + 1000, lb, 1, [&](Tensor& t) {
-            if (v->op == OpId::div) t = ts::exp(t);
+            if (v->op == &ts::ops::div) t = ts::exp(t);
           });
           const Ref ra = ref_of(a.cpu), rb = ref_of(b.cpu);
           Tensor got;
           Ref want;
-          switch (v->op) {
-            case OpId::add:
-              got = ts::add(a.gpu, b.gpu, 0.5);
-              want = ref_binary(ra, rb, [](double x, double y) { return x + 0.5 * y; });
-              break;
-            case OpId::sub:
-              got = ts::sub(a.gpu, b.gpu);
-              want = ref_binary(ra, rb, [](double x, double y) { return x - y; });
-              break;
-            case OpId::mul:
-              got = ts::mul(a.gpu, b.gpu);
-              want = ref_binary(ra, rb, [](double x, double y) { return x * y; });
-              break;
-            default:
-              got = ts::div(a.gpu, b.gpu);
-              want = ref_binary(ra, rb, [](double x, double y) { return x / y; });
-              break;
+          if (v->op == &ts::ops::add) {
+            got = ts::add(a.gpu, b.gpu, 0.5);
+            want = ref_binary(ra, rb, [](double x, double y) { return x + 0.5 * y; });
+          } else if (v->op == &ts::ops::sub) {
+            got = ts::sub(a.gpu, b.gpu);
+            want = ref_binary(ra, rb, [](double x, double y) { return x - y; });
+          } else if (v->op == &ts::ops::mul) {
+            got = ts::mul(a.gpu, b.gpu);
+            want = ref_binary(ra, rb, [](double x, double y) { return x * y; });
+          } else {
+            got = ts::div(a.gpu, b.gpu);
+            want = ref_binary(ra, rb, [](double x, double y) { return x / y; });
           }
           CHECK(got.device() == kGpu);
           CHECK(got.shape() == want.shape);
@@ -205,11 +208,14 @@ TEST_CASE("cuda: every variant: elementwise binary ops over shapes, layouts and 
         const Pair a = make_both(shapes[i].a, dtype, ++seed, Layout::transposed);
         const Ref ra = ref_of(a.cpu);
         INFO(describe(*v, dtype, shapes[i].a, "scalar operand"));
-        switch (v->op) {
-          case OpId::add: CHECK_GPU(ts::add(a.gpu, 2.5), ref_unary(ra, [](double x) { return x + 2.5; }), dtype, seed); break;
-          case OpId::sub: CHECK_GPU(ts::sub(a.gpu, 2.5), ref_unary(ra, [](double x) { return x - 2.5; }), dtype, seed); break;
-          case OpId::mul: CHECK_GPU(ts::mul(a.gpu, -3.0), ref_unary(ra, [](double x) { return x * -3.0; }), dtype, seed); break;
-          default: CHECK_GPU(ts::div(a.gpu, 4.0), ref_unary(ra, [](double x) { return x / 4.0; }), dtype, seed); break;
+        if (v->op == &ts::ops::add) {
+          CHECK_GPU(ts::add(a.gpu, 2.5), ref_unary(ra, [](double x) { return x + 2.5; }), dtype, seed);
+        } else if (v->op == &ts::ops::sub) {
+          CHECK_GPU(ts::sub(a.gpu, 2.5), ref_unary(ra, [](double x) { return x - 2.5; }), dtype, seed);
+        } else if (v->op == &ts::ops::mul) {
+          CHECK_GPU(ts::mul(a.gpu, -3.0), ref_unary(ra, [](double x) { return x * -3.0; }), dtype, seed);
+        } else {
+          CHECK_GPU(ts::div(a.gpu, 4.0), ref_unary(ra, [](double x) { return x / 4.0; }), dtype, seed);
         }
       }
     }
@@ -220,8 +226,8 @@ TEST_CASE("cuda: every variant: elementwise unary ops over shapes and layouts") 
   if (no_gpu()) return;
   const std::vector<Dims> shapes = {{1}, {7}, {257}, {33, 65}, {3, 5, 17}, {9003}, {}};
   for (const Variant* v :
-       cuda_variants({OpId::neg, OpId::exp, OpId::tanh, OpId::gelu, OpId::relu})) {
-    ts::VariantOverride use(v->name);
+       cuda_variants({&ts::ops::neg, &ts::ops::exp, &ts::ops::tanh, &ts::ops::gelu, &ts::ops::relu})) {
+    const PreferVariant use(*v);
     for (DType dtype : kFloatDTypes) {
       uint64_t seed = 200;
       for (size_t i = 0; i < shapes.size(); ++i) {
@@ -234,20 +240,22 @@ TEST_CASE("cuda: every variant: elementwise unary ops over shapes and layouts") 
           // The exact result rounded once to dtype: the best any kernel can store. (Unrounded,
           // a one-element f16 gelu(-4) lands among f16 subnormals, and rounding alone is 0.5%.)
           auto want = [&](double (*f)(double)) { return rounded(ref_unary(rx, f), dtype); };
-          switch (v->op) {
-            case OpId::neg: CHECK_GPU(ts::neg(x.gpu), want([](double e) { return -e; }), dtype, seed); break;
-            case OpId::exp: CHECK_GPU(ts::exp(x.gpu), want([](double e) { return std::exp(e); }), dtype, seed); break;
-            case OpId::tanh: CHECK_GPU(ts::tanh(x.gpu), want([](double e) { return std::tanh(e); }), dtype, seed); break;
-            case OpId::relu: CHECK_GPU(ts::relu(x.gpu), want([](double e) { return e > 0 ? e : 0.0; }), dtype, seed); break;
-            default: {
-              CHECK_GPU(ts::gelu(x.gpu), want([](double e) { return 0.5 * e * (1 + std::erf(e / std::sqrt(2.0))); }),
-                        dtype, seed);
-              CHECK_GPU(ts::gelu(x.gpu, ts::GeluApprox::tanh), want([](double e) {
-                          const double c = std::sqrt(2.0 / std::numbers::pi);
-                          return 0.5 * e * (1 + std::tanh(c * (e + 0.044715 * e * e * e)));
-                        }),
-                        dtype, seed);
-            }
+          if (v->op == &ts::ops::neg) {
+            CHECK_GPU(ts::neg(x.gpu), want([](double e) { return -e; }), dtype, seed);
+          } else if (v->op == &ts::ops::exp) {
+            CHECK_GPU(ts::exp(x.gpu), want([](double e) { return std::exp(e); }), dtype, seed);
+          } else if (v->op == &ts::ops::tanh) {
+            CHECK_GPU(ts::tanh(x.gpu), want([](double e) { return std::tanh(e); }), dtype, seed);
+          } else if (v->op == &ts::ops::relu) {
+            CHECK_GPU(ts::relu(x.gpu), want([](double e) { return e > 0 ? e : 0.0; }), dtype, seed);
+          } else {
+            CHECK_GPU(ts::gelu(x.gpu), want([](double e) { return 0.5 * e * (1 + std::erf(e / std::sqrt(2.0))); }),
+                      dtype, seed);
+            CHECK_GPU(ts::gelu(x.gpu, ts::GeluApprox::tanh), want([](double e) {
+                        const double c = std::sqrt(2.0 / std::numbers::pi);
+                        return 0.5 * e * (1 + std::tanh(c * (e + 0.044715 * e * e * e)));
+                      }),
+                      dtype, seed);
           }
         }
       }
@@ -267,9 +275,9 @@ TEST_CASE("cuda: every variant: softmax and _safe_softmax, warp and block rows, 
   const std::vector<Case> cases = {{{7}, 0},        {{1, 1}, -1},       {{5, 33}, -1},    {{5, 33}, 0},
                                    {{3, 1025}, -1}, {{2, 3, 31}, 1},    {{4, 32}, -1},    {{2, 1024}, -1},
                                    {{2, 3, 31}, 0}, {{1100, 3}, 0}};
-  for (const Variant* v : cuda_variants({OpId::softmax, OpId::_safe_softmax})) {
-    ts::VariantOverride use(v->name);
-    const bool safe = v->op == OpId::_safe_softmax;
+  for (const Variant* v : cuda_variants({&ts::ops::softmax, &ts::ops::_safe_softmax})) {
+    const PreferVariant use(*v);
+    const bool safe = v->op == &ts::ops::_safe_softmax;
     for (DType dtype : kFloatDTypes) {
       uint64_t seed = 300;
       for (size_t i = 0; i < cases.size(); ++i) {
@@ -301,8 +309,8 @@ TEST_CASE("cuda: every variant: softmax and _safe_softmax, warp and block rows, 
 TEST_CASE("cuda: every variant: masked_fill_ in place, where, triu, tril") {
   if (no_gpu()) return;
   const std::vector<Dims> shapes = {{1, 1}, {7, 13}, {33, 31}, {2, 17, 17}, {3, 1, 64}};
-  for (const Variant* v : cuda_variants({OpId::masked_fill_, OpId::where, OpId::triu, OpId::tril})) {
-    ts::VariantOverride use(v->name);
+  for (const Variant* v : cuda_variants({&ts::ops::masked_fill_, &ts::ops::where, &ts::ops::triu, &ts::ops::tril})) {
+    const PreferVariant use(*v);
     for (DType dtype : kFloatDTypes) {
       uint64_t seed = 400;
       for (size_t i = 0; i < shapes.size(); ++i) {
@@ -314,7 +322,7 @@ TEST_CASE("cuda: every variant: masked_fill_ in place, where, triu, tril") {
           INFO(describe(*v, dtype, shape), " layout ", str(layout));
           Pair x = make_both(shape, dtype, seed, layout);
           const Ref rx = ref_of(x.cpu);
-          if (v->op == OpId::masked_fill_) {
+          if (v->op == &ts::ops::masked_fill_) {
             Dims row = shape, col = shape;  // the mask as a full tensor, a broadcast row and a broadcast column
             row[nd - 2] = 1;
             col[nd - 1] = 1;
@@ -330,7 +338,7 @@ TEST_CASE("cuda: every variant: masked_fill_ in place, where, triu, tril") {
                 CHECK_GPU(y.gpu, want, dtype, seed);
               }
             }
-          } else if (v->op == OpId::where) {
+          } else if (v->op == &ts::ops::where) {
             Dims row = shape;
             row[nd - 2] = 1;
             const Pair cond = make_mask(row, seed);
@@ -344,7 +352,7 @@ TEST_CASE("cuda: every variant: masked_fill_ in place, where, triu, tril") {
             Ref want_inf = ref_binary(rc, rx, [](double c, double a) { return c != 0 ? a : -kInf; });
             CHECK_GPU(ts::where(cond.gpu, x.gpu, minus_inf), want_inf, dtype, seed);
           } else {
-            const bool upper = v->op == OpId::triu;
+            const bool upper = v->op == &ts::ops::triu;
             for (int64_t diagonal : {-1, 0, 2}) {
               INFO("diagonal ", diagonal);
               Ref want{rx.shape, rx.v};
@@ -359,12 +367,12 @@ TEST_CASE("cuda: every variant: masked_fill_ in place, where, triu, tril") {
         }
       }
     }
-    if (v->op == OpId::triu || v->op == OpId::tril) {  // bool masks, as causal attention builds them
+    if (v->op == &ts::ops::triu || v->op == &ts::ops::tril) {  // bool masks, as causal attention builds them
       const Tensor ones = ts::ones({5, 7}, {DType::b8, kGpu});
-      const Tensor got = v->op == OpId::triu ? ts::triu(ones, 1) : ts::tril(ones, 0);
+      const Tensor got = v->op == &ts::ops::triu ? ts::triu(ones, 1) : ts::tril(ones, 0);
       std::vector<double> want;
       for (int i = 0; i < 5; ++i)
-        for (int j = 0; j < 7; ++j) want.push_back(v->op == OpId::triu ? (j - i >= 1) : (j - i <= 0));
+        for (int j = 0; j < 7; ++j) want.push_back(v->op == &ts::ops::triu ? (j - i >= 1) : (j - i <= 0));
       CHECK_CLOSE(got, want, 0.0, 0);
     }
   }
@@ -375,8 +383,8 @@ TEST_CASE("cuda: every variant: masked_fill_ in place, where, triu, tril") {
 TEST_CASE("cuda: every variant: sum and max over each dim, keepdim, NaN rows and ties") {
   if (no_gpu()) return;
   const std::vector<Dims> shapes = {{7}, {5, 33}, {3, 1025}, {2, 3, 31}, {1, 1}, {64, 5}};
-  for (const Variant* v : cuda_variants({OpId::sum, OpId::max})) {
-    ts::VariantOverride use(v->name);
+  for (const Variant* v : cuda_variants({&ts::ops::sum, &ts::ops::max})) {
+    const PreferVariant use(*v);
     for (DType dtype : kFloatDTypes) {
       uint64_t seed = 500;
       for (size_t i = 0; i < shapes.size(); ++i) {
@@ -386,14 +394,14 @@ TEST_CASE("cuda: every variant: sum and max over each dim, keepdim, NaN rows and
             for (bool keepdim : {false, true}) {
               ++seed;
               INFO(describe(*v, dtype, shapes[i]), " dim ", d, " keepdim ", keepdim, " layout ", str(layout));
-              const bool plant_nan = v->op == OpId::max && seed % 3 == 0;
+              const bool plant_nan = v->op == &ts::ops::max && seed % 3 == 0;
               const Pair x = make_both(shapes[i], dtype, seed, layout, 1, [&](Tensor& t) {
                 if (!plant_nan) return;
                 Tensor slice = t.select(t.dim() - 1, 0);  // NaNs along the last dim's first slice
                 ts::fill_(slice, NAN);
               });
               const Ref rx = ref_of(x.cpu);
-              if (v->op == OpId::sum) {
+              if (v->op == &ts::ops::sum) {
                 CHECK_GPU(ts::sum(x.gpu, d, keepdim), ref_sum(rx, d, keepdim), dtype, seed);
               } else {
                 const auto [values, indices] = ts::max(x.gpu, d, keepdim);
@@ -406,7 +414,7 @@ TEST_CASE("cuda: every variant: sum and max over each dim, keepdim, NaN rows and
           }
         }
       }
-      if (v->op == OpId::max) {  // many ties: the first index must win
+      if (v->op == &ts::ops::max) {  // many ties: the first index must win
         std::vector<double> vals;
         for (int k = 0; k < 6 * 70; ++k) vals.push_back(static_cast<double>(k % 5));
         const Tensor cpu = ts::from_vector(vals, {6, 70}, {dtype});
@@ -423,13 +431,13 @@ TEST_CASE("cuda: every variant: sum and max over each dim, keepdim, NaN rows and
 
 TEST_CASE("cuda: every variant: fill_, arange, rand, randn (same seed, same values as the CPU)") {
   if (no_gpu()) return;
-  for (const Variant* v : cuda_variants({OpId::fill_, OpId::arange, OpId::rand, OpId::randn})) {
-    ts::VariantOverride use(v->name);
+  for (const Variant* v : cuda_variants({&ts::ops::fill_, &ts::ops::arange, &ts::ops::rand, &ts::ops::randn})) {
+    const PreferVariant use(*v);
     INFO(str(v->name));
     for (DType dtype : {DType::f32, DType::bf16, DType::f16, DType::b8, DType::i64}) {
       INFO(str(dtype));
       const bool floating = ts::is_floating(dtype);
-      if (v->op == OpId::fill_) {
+      if (v->op == &ts::ops::fill_) {
         for (Layout layout : {Layout::contiguous, Layout::transposed, Layout::stepped}) {
           INFO(str(layout));
           Pair x = floating ? make_both({33, 17}, dtype, 600, layout) : Pair{};
@@ -441,7 +449,7 @@ TEST_CASE("cuda: every variant: fill_, arange, rand, randn (same seed, same valu
           ts::fill_(x.cpu, 2.25);  // the CPU's rounding of the value is the reference
           CHECK_CLOSE(x.gpu, ref_of(x.cpu).v, 0.0, 600);
         }
-      } else if (v->op == OpId::arange) {
+      } else if (v->op == &ts::ops::arange) {
         CHECK_CLOSE(ts::arange(0, 1000, 1, {dtype, kGpu}), ref_of(ts::arange(0, 1000, 1, {dtype})).v, 0.0, 0);
         CHECK_CLOSE(ts::arange(-3.5, 7, 0.75, {dtype, kGpu}), ref_of(ts::arange(-3.5, 7, 0.75, {dtype})).v, 0.0, 0);
       } else if (floating) {
@@ -449,12 +457,12 @@ TEST_CASE("cuda: every variant: fill_, arange, rand, randn (same seed, same valu
           INFO(str(shape));
           ts::manual_seed(42);
           ts::rand({5}, {dtype, kGpu});  // draw once first: the generator's offset must advance alike
-          const Tensor got = v->op == OpId::rand ? ts::rand(shape, {dtype, kGpu}) : ts::randn(shape, {dtype, kGpu});
+          const Tensor got = v->op == &ts::ops::rand ? ts::rand(shape, {dtype, kGpu}) : ts::randn(shape, {dtype, kGpu});
           ts::manual_seed(42);
           ts::rand({5}, {dtype});
-          const Tensor want = v->op == OpId::rand ? ts::rand(shape, {dtype}) : ts::randn(shape, {dtype});
+          const Tensor want = v->op == &ts::ops::rand ? ts::rand(shape, {dtype}) : ts::randn(shape, {dtype});
           // rand: bit for bit; randn: logf/cosf may differ from libm by an ulp
-          CHECK_CLOSE(got, ref_of(want).v, v->op == OpId::rand ? 0.0 : tolerance_for(dtype) / 10, 42);
+          CHECK_CLOSE(got, ref_of(want).v, v->op == &ts::ops::rand ? 0.0 : tolerance_for(dtype) / 10, 42);
         }
       }
     }
@@ -463,8 +471,8 @@ TEST_CASE("cuda: every variant: fill_, arange, rand, randn (same seed, same valu
 
 TEST_CASE("cuda: every variant: copy_ device<->device, host<->device, strided, broadcast, converting") {
   if (no_gpu()) return;
-  for (const Variant* v : cuda_variants({OpId::copy_})) {
-    ts::VariantOverride use(v->name);
+  for (const Variant* v : cuda_variants({&ts::ops::copy_})) {
+    const PreferVariant use(*v);
     const std::vector<Dims> shapes = {{1}, {7, 13}, {33, 65}, {3, 5, 17}};
     const DType all[] = {DType::f32, DType::bf16, DType::f16, DType::b8, DType::i64};
     uint64_t seed = 700;
@@ -559,8 +567,8 @@ bool supported(const Variant& v, const std::function<Tensor()>& run, Tensor& out
 
 TEST_CASE("cuda: every variant: mm, bmm and addmm (naive, tiled, cuBLAS) over shapes, t() views, strides") {
   if (no_gpu()) return;
-  for (const Variant* v : cuda_variants({OpId::mm, OpId::bmm, OpId::addmm})) {
-    ts::VariantOverride use(v->name);
+  for (const Variant* v : cuda_variants({&ts::ops::mm, &ts::ops::bmm, &ts::ops::addmm})) {
+    const PreferVariant use(*v);
     for (DType dtype : kFloatDTypes) {
       uint64_t seed = 800;
       for (size_t i = 0; i < kMnk.size(); ++i) {
@@ -569,12 +577,12 @@ TEST_CASE("cuda: every variant: mm, bmm and addmm (naive, tiled, cuBLAS) over sh
         for (const auto& [la, lb] : kOperandLayouts) {
           ++seed;
           INFO(str(v->name), " ", str(dtype), " M=", M, " N=", N, " K=", K, " a ", str(la), " b ", str(lb));
-          if (v->op == OpId::mm) {
+          if (v->op == &ts::ops::mm) {
             const Pair a = make_both({M, K}, dtype, seed, la), b = make_both({K, N}, dtype, seed + 1, lb);
             Tensor got;
             if (!supported(*v, [&] { return ts::mm(a.gpu, b.gpu); }, got)) continue;
             CHECK_GPU(got, ref_matmul(ref_of(a.cpu), ref_of(b.cpu)), dtype, seed);
-          } else if (v->op == OpId::bmm) {
+          } else if (v->op == &ts::ops::bmm) {
             const int64_t B = 3;
             const Pair a = make_both({B, M, K}, dtype, seed, la), b = make_both({B, K, N}, dtype, seed + 1, lb);
             Tensor got;
@@ -598,7 +606,7 @@ TEST_CASE("cuda: every variant: mm, bmm and addmm (naive, tiled, cuBLAS) over sh
           }
         }
       }
-      if (v->op == OpId::mm && dtype == DType::bf16 && !quick()) {  // more row blocks than a grid's y holds (65535)
+      if (v->op == &ts::ops::mm && dtype == DType::bf16 && !quick()) {  // more row blocks than a grid's y holds (65535)
         const int64_t M = 70000 * 32 + 5;
         INFO(str(v->name), " tall M=", M);
         const Pair a = make_both({M, 2}, dtype, 850), b = make_both({2, 3}, dtype, 851);
@@ -647,6 +655,37 @@ TEST_CASE("cuda: composites run on the GPU: linear, matmul, masked_fill, attenti
   }
 }
 
+// ---- attention ---------------------------------------------------------------------------------
+
+TEST_CASE("cuda: every variant: scaled_dot_product_attention's fused rungs against the float64 reference") {
+  if (no_gpu()) return;
+  struct Case {
+    int64_t B, H, S, L, D;
+    bool causal;
+  };
+  // S = 1 and primes; L != S; head dims 64 and 128 (flash_v2's) and 40 (flash_v1's only).
+  const std::vector<Case> cases = {{1, 1, 1, 1, 64, true},   {2, 3, 7, 7, 64, true},    {1, 2, 65, 65, 128, false},
+                                   {2, 1, 33, 70, 64, false}, {1, 2, 129, 129, 64, true}, {1, 1, 17, 17, 40, true}};
+  for (const Variant* v : cuda_variants({&ts::ops::scaled_dot_product_attention})) {
+    const PreferVariant use(*v);
+    for (DType dtype : {DType::bf16, DType::f16}) {
+      uint64_t seed = 1700;
+      for (size_t i = 0; i < cases.size(); ++i) {
+        if (!runs(i)) continue;
+        const Case& c = cases[i];
+        seed += 3;
+        INFO(describe(*v, dtype, {c.B, c.H, c.S, c.D}), " L ", c.L, c.causal ? " causal" : " full");
+        const Pair q = make_both({c.B, c.H, c.S, c.D}, dtype, seed), k = make_both({c.B, c.H, c.L, c.D}, dtype, seed + 1),
+                   vv = make_both({c.B, c.H, c.L, c.D}, dtype, seed + 2);
+        const Tensor out = ts::scaled_dot_product_attention(q.gpu, k.gpu, vv.gpu, {}, c.causal);
+        // scores, probabilities and output are each rounded to dtype: twice the one-op tolerance
+        CHECK_CLOSE(out, ref_sdpa(ref_of(q.cpu), ref_of(k.cpu), ref_of(vv.cpu), nullptr, false, c.causal).v,
+                    2 * tolerance_for(dtype), seed);
+      }
+    }
+  }
+}
+
 // ---- fused elementwise ------------------------------------------------------------------------
 
 TEST_CASE("cuda: every variant: geglu over shapes, layouts and the halves of a merged GEMM output") {
@@ -658,8 +697,8 @@ TEST_CASE("cuda: every variant: geglu over shapes, layouts and the halves of a m
     const double c = std::sqrt(2.0 / std::numbers::pi);
     return 0.5 * e * (1 + std::tanh(c * (e + 0.044715 * e * e * e)));
   };
-  for (const Variant* v : cuda_variants({OpId::geglu})) {
-    ts::VariantOverride use(v->name);
+  for (const Variant* v : cuda_variants({&ts::ops::geglu})) {
+    const PreferVariant use(*v);
     for (DType dtype : kFloatDTypes) {
       uint64_t seed = 1500;
       for (size_t i = 0; i < shapes.size(); ++i) {
@@ -714,6 +753,6 @@ TEST_CASE("cuda: zz every registered cuda variant has a checker") {
     MESSAGE("skipped: runs only after the full set of cuda variant cases (not under -tc filters or quick mode)");
     return;
   }
-  for (const Variant& v : ts::all_variants())
-    if (v.device == ts::VariantDevice::cuda) CHECK_MESSAGE(checked().count(v.name) == 1, std::string(v.name), " is never tested");
+  for (const Variant* v : ts::all_variants())
+    if (v->device == ts::VariantDevice::cuda) CHECK_MESSAGE(checked().count(v->name) == 1, std::string(v->name), " is never tested");
 }

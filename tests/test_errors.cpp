@@ -1,10 +1,11 @@
 // tests/test_errors.cpp: user mistakes throw ts::Error naming the op, the shapes and what
-// was expected (STYLE.md, Errors), and a variant forced by name that cannot run says why.
+// was expected, and a variant forced by name that cannot run says why.
 #include <doctest/doctest.h>
 
 #include <cstdlib>
 #include <memory>
 
+#include "ops/copy/copy.h"
 #include "ops/dispatch.h"
 #include "ops/ops.h"
 #include "tensor/allocator.h"
@@ -213,9 +214,8 @@ TEST_CASE("errors: a variant forced by name that cannot run the call says why") 
   // beyond it. Selection for a cpu call with such an input must refuse, not fall back.
   const Tensor src = pretend_cuda_tensor();
   const Tensor dst = ts::zeros({2});
-  ts::OpCall call(ts::OpId::copy_, ts::Where::current());
-  call.in = {&dst, &src};
-  call.num_in = 2;
+  const ts::NoAttrs attrs;
+  ts::OpCall call(ts::ops::copy_, attrs, ts::Where::current(), {&dst, &src});
   call.device = ts::kCPU;
   {
     ts::VariantOverride use("copy_/cpu/ref");

@@ -11,7 +11,6 @@
 
 using ts::DType;
 using ts::Dims;
-using ts::OpId;
 using ts::Tensor;
 using namespace ts::testing;
 
@@ -34,7 +33,7 @@ Ref ref_geglu_mlp(const Ref& x, const Ref& gate_w, const Ref& up_w, const Ref& d
 TEST_CASE("geglu: every cpu variant against float64, odd shapes and strided halves") {
   const std::vector<Dims> shapes = {{1}, {7}, {3, 13}, {5, 2, 31}, {4, 64}};
   uint64_t seed = 3000;
-  for_each_cpu_variant(OpId::geglu, [&](const ts::Variant&) {
+  for_each_cpu_variant(&ts::ops::geglu, [&](const ts::Variant&) {
     for (DType dtype : kFloatDTypes)
       for (const Dims& shape : shapes)
         for (Layout layout : kLayouts) {

@@ -12,13 +12,12 @@
 
 using ts::DType;
 using ts::Dims;
-using ts::OpId;
 using ts::Tensor;
 using namespace ts::testing;
 
 namespace {
 
-constexpr OpId kSdpaOps[] = {OpId::scaled_dot_product_attention, OpId::mm, OpId::bmm, OpId::_safe_softmax};
+const ts::OpDef* const kSdpaOps[] = {&ts::ops::scaled_dot_product_attention, &ts::ops::mm, &ts::ops::bmm, &ts::ops::_safe_softmax};
 
 struct SdpaShape {
   Dims batch;  // leading dims of q, k, v

@@ -12,7 +12,6 @@
 
 using ts::DType;
 using ts::Dims;
-using ts::OpId;
 using ts::Tensor;
 using namespace ts::testing;
 
@@ -32,55 +31,55 @@ std::vector<float> values(const Tensor& x) { return x.to_vector<float>(); }
 
 struct UnaryCase {
   const char* name;
-  OpId op;
+  const ts::OpDef* op;
   Tensor (*run)(const Tensor&);
   double (*ref)(double);
 };
 
 const UnaryCase kUnary[] = {
-    {"neg", OpId::neg, [](const Tensor& x) { return ts::neg(x); }, [](double x) { return -x; }},
-    {"exp", OpId::exp, [](const Tensor& x) { return ts::exp(x); }, [](double x) { return std::exp(x); }},
-    {"tanh", OpId::tanh, [](const Tensor& x) { return ts::tanh(x); }, [](double x) { return std::tanh(x); }},
-    {"gelu", OpId::gelu, [](const Tensor& x) { return ts::gelu(x); }, gelu_erf},
-    {"gelu(tanh)", OpId::gelu, [](const Tensor& x) { return ts::gelu(x, ts::GeluApprox::tanh); }, gelu_tanh},
-    {"relu", OpId::relu, [](const Tensor& x) { return ts::relu(x); }, [](double x) { return x > 0 ? x : 0.0; }},
+    {"neg", &ts::ops::neg, [](const Tensor& x) { return ts::neg(x); }, [](double x) { return -x; }},
+    {"exp", &ts::ops::exp, [](const Tensor& x) { return ts::exp(x); }, [](double x) { return std::exp(x); }},
+    {"tanh", &ts::ops::tanh, [](const Tensor& x) { return ts::tanh(x); }, [](double x) { return std::tanh(x); }},
+    {"gelu", &ts::ops::gelu, [](const Tensor& x) { return ts::gelu(x); }, gelu_erf},
+    {"gelu(tanh)", &ts::ops::gelu, [](const Tensor& x) { return ts::gelu(x, ts::GeluApprox::tanh); }, gelu_tanh},
+    {"relu", &ts::ops::relu, [](const Tensor& x) { return ts::relu(x); }, [](double x) { return x > 0 ? x : 0.0; }},
 };
 
 struct BinaryCase {
   const char* name;
-  OpId op;
+  const ts::OpDef* op;
   Tensor (*run)(const Tensor&, const Tensor&);
   double (*ref)(double, double);
 };
 
 const BinaryCase kBinary[] = {
-    {"add", OpId::add, [](const Tensor& a, const Tensor& b) { return ts::add(a, b); },
+    {"add", &ts::ops::add, [](const Tensor& a, const Tensor& b) { return ts::add(a, b); },
      [](double a, double b) { return a + b; }},
-    {"add(alpha=-0.5)", OpId::add, [](const Tensor& a, const Tensor& b) { return ts::add(a, b, -0.5); },
+    {"add(alpha=-0.5)", &ts::ops::add, [](const Tensor& a, const Tensor& b) { return ts::add(a, b, -0.5); },
      [](double a, double b) { return a - 0.5 * b; }},
-    {"sub", OpId::sub, [](const Tensor& a, const Tensor& b) { return ts::sub(a, b); },
+    {"sub", &ts::ops::sub, [](const Tensor& a, const Tensor& b) { return ts::sub(a, b); },
      [](double a, double b) { return a - b; }},
-    {"sub(alpha=3)", OpId::sub, [](const Tensor& a, const Tensor& b) { return ts::sub(a, b, 3); },
+    {"sub(alpha=3)", &ts::ops::sub, [](const Tensor& a, const Tensor& b) { return ts::sub(a, b, 3); },
      [](double a, double b) { return a - 3 * b; }},
-    {"mul", OpId::mul, [](const Tensor& a, const Tensor& b) { return ts::mul(a, b); },
+    {"mul", &ts::ops::mul, [](const Tensor& a, const Tensor& b) { return ts::mul(a, b); },
      [](double a, double b) { return a * b; }},
     // b is moved away from 0 (below) so the quotient stays finite in f16.
-    {"div", OpId::div, [](const Tensor& a, const Tensor& b) { return ts::div(a, b); },
+    {"div", &ts::ops::div, [](const Tensor& a, const Tensor& b) { return ts::div(a, b); },
      [](double a, double b) { return a / b; }},
 };
 
 struct ScalarCase {
   const char* name;
-  OpId op;
+  const ts::OpDef* op;
   Tensor (*run)(const Tensor&);
   double (*ref)(double);
 };
 
 const ScalarCase kScalar[] = {
-    {"add 1.5", OpId::add, [](const Tensor& a) { return ts::add(a, 1.5); }, [](double a) { return a + 1.5; }},
-    {"sub 0.25", OpId::sub, [](const Tensor& a) { return ts::sub(a, 0.25); }, [](double a) { return a - 0.25; }},
-    {"mul -3", OpId::mul, [](const Tensor& a) { return ts::mul(a, -3); }, [](double a) { return a * -3; }},
-    {"div 7", OpId::div, [](const Tensor& a) { return ts::div(a, 7); }, [](double a) { return a / 7; }},
+    {"add 1.5", &ts::ops::add, [](const Tensor& a) { return ts::add(a, 1.5); }, [](double a) { return a + 1.5; }},
+    {"sub 0.25", &ts::ops::sub, [](const Tensor& a) { return ts::sub(a, 0.25); }, [](double a) { return a - 0.25; }},
+    {"mul -3", &ts::ops::mul, [](const Tensor& a) { return ts::mul(a, -3); }, [](double a) { return a * -3; }},
+    {"div 7", &ts::ops::div, [](const Tensor& a) { return ts::div(a, 7); }, [](double a) { return a / 7; }},
 };
 
 }  // namespace
@@ -205,7 +204,7 @@ TEST_CASE("elementwise: binary ops, every cpu variant, against float64, with bro
               INFO("layout b ", std::string(layout_name(lb)));
               const Tensor a = make_input(sa, dtype, ++seed, la);
               Tensor b = make_input(sb, dtype, ++seed, lb);
-              if (c.op == OpId::div) ts::copy_(b, ts::add(ts::relu(b), 0.5));  // divisors >= 0.5, layout kept
+              if (c.op == &ts::ops::div) ts::copy_(b, ts::add(ts::relu(b), 0.5));  // divisors >= 0.5, layout kept
               const Tensor y = c.run(a, b);
               CHECK(y.shape() == ref_broadcast_shape(sa, sb));
               CHECK_CLOSE(y, ref_binary(ref_of(a), ref_of(b), c.ref).v, tolerance_for(dtype), seed);
@@ -243,7 +242,7 @@ TEST_CASE("elementwise: inputs are never written") {
 TEST_CASE("fill_: writes every element of the view, in place") {
   for (DType dtype : kFloatDTypes) {
     INFO("dtype ", std::string(ts::dtype_short_name(dtype)));
-    for_each_cpu_variant(OpId::fill_, [&](const ts::Variant&) {
+    for_each_cpu_variant(&ts::ops::fill_, [&](const ts::Variant&) {
       Tensor x = ts::zeros({4, 6}, dtype);
       Tensor strided = x.slice(1, 1, 6, 2);  // columns 1, 3, 5
       Tensor& r = ts::fill_(strided, 2.5);
@@ -266,7 +265,7 @@ TEST_CASE("fill_: writes every element of the view, in place") {
 
 TEST_CASE("copy_: dtype conversion, broadcast and strided destinations, every cpu variant") {
   uint64_t seed = 400;
-  for_each_cpu_variant(OpId::copy_, [&](const ts::Variant&) {
+  for_each_cpu_variant(&ts::ops::copy_, [&](const ts::Variant&) {
     for (DType dst_dtype : kFloatDTypes)
       for (DType src_dtype : kFloatDTypes)
         for (Layout src_layout : kLayouts) {
@@ -318,7 +317,7 @@ TEST_CASE("copy_: dtype conversion, broadcast and strided destinations, every cp
 
 TEST_CASE("clone: a fresh contiguous copy with the same values and dtype") {
   uint64_t seed = 500;
-  for_each_cpu_variant(OpId::clone, [&](const ts::Variant&) {
+  for_each_cpu_variant(&ts::ops::clone, [&](const ts::Variant&) {
     for (DType dtype : kFloatDTypes)
       for (Layout layout : kLayouts) {
         INFO("dtype ", std::string(ts::dtype_short_name(dtype)));

@@ -12,7 +12,6 @@
 
 using ts::DType;
 using ts::Dims;
-using ts::OpId;
 using ts::Tensor;
 using namespace ts::testing;
 
@@ -40,9 +39,9 @@ Ref ref_linear(const Ref& x, const Ref& w, const Ref* bias) {
   return out;
 }
 
-constexpr OpId kMmOps[] = {OpId::mm};
-constexpr OpId kMatmulOps[] = {OpId::matmul, OpId::mm, OpId::bmm};
-constexpr OpId kLinearOps[] = {OpId::linear, OpId::addmm, OpId::mm, OpId::bmm, OpId::add};
+const ts::OpDef* const kMmOps[] = {&ts::ops::mm};
+const ts::OpDef* const kMatmulOps[] = {&ts::ops::matmul, &ts::ops::mm, &ts::ops::bmm};
+const ts::OpDef* const kLinearOps[] = {&ts::ops::linear, &ts::ops::addmm, &ts::ops::mm, &ts::ops::bmm, &ts::ops::add};
 
 }  // namespace
 
@@ -50,13 +49,13 @@ TEST_CASE("mm/bmm/matmul/addmm/linear: hand-computed values") {
   const Tensor a = ts::tensor({{1, 2}, {3, 4}, {5, 6}});  // [3, 2]
   const Tensor b = ts::tensor({{1, 0, -1}, {2, 1, 0}});   // [2, 3]
   const std::vector<float> ab{5, 2, -1, 11, 4, -3, 17, 6, -5};
-  for_each_cpu_variant(OpId::mm, [&](const ts::Variant&) {
+  for_each_cpu_variant(&ts::ops::mm, [&](const ts::Variant&) {
     CHECK(values(ts::mm(a, b)) == ab);
     CHECK(ts::mm(a, b).shape() == Dims{3, 3});
     CHECK(values(ts::mm(b, a)) == std::vector<float>{-4, -4, 5, 8});
     CHECK(values(ts::mm(b.t(), a.t())) == std::vector<float>{5, 11, 17, 2, 4, 6, -1, -3, -5});  // (ab)^T
   });
-  for_each_cpu_variant(OpId::bmm, [&](const ts::Variant&) {
+  for_each_cpu_variant(&ts::ops::bmm, [&](const ts::Variant&) {
     const Tensor ba = ts::tensor({{{1, 2}, {3, 4}}, {{0, 1}, {1, 0}}});
     const Tensor bb = ts::tensor({{{1, 1}, {0, 1}}, {{2, 3}, {4, 5}}});
     CHECK(values(ts::bmm(ba, bb)) == std::vector<float>{1, 3, 3, 7, 4, 5, 2, 3});
@@ -66,7 +65,7 @@ TEST_CASE("mm/bmm/matmul/addmm/linear: hand-computed values") {
   CHECK(ts::matmul(ts::tensor({1, 2}), ts::tensor({3, 4})).dim() == 0);
   CHECK(values(ts::matmul(a, ts::tensor({1, -1}))) == std::vector<float>{-1, -1, -1});
   CHECK(values(ts::matmul(ts::tensor({1, 1, 1}), a)) == std::vector<float>{9, 12});
-  for_each_cpu_variant(OpId::addmm, [&](const ts::Variant&) {
+  for_each_cpu_variant(&ts::ops::addmm, [&](const ts::Variant&) {
     CHECK(values(ts::addmm(ts::tensor({10, 20, 30}), a, b)) == std::vector<float>{15, 22, 29, 21, 24, 27, 27, 26, 25});
     CHECK(values(ts::addmm(ts::tensor({10, 20, 30}), a, b, 0.5, 2)) ==
           std::vector<float>{15, 14, 13, 27, 18, 9, 39, 22, 5});
@@ -81,7 +80,7 @@ TEST_CASE("mm/bmm/matmul/addmm/linear: hand-computed values") {
 
 TEST_CASE("mm: every cpu variant against float64: odd shapes, t() views, odd strides, stride 0") {
   uint64_t seed = 3000;
-  for_each_cpu_variant(OpId::mm, [&](const ts::Variant&) {
+  for_each_cpu_variant(&ts::ops::mm, [&](const ts::Variant&) {
     for (DType dtype : kFloatDTypes)
       for (const Mnk& s : kMnk)
         for (Layout la : kLayouts)
@@ -103,7 +102,6 @@ TEST_CASE("mm: every cpu variant against float64: odd shapes, t() views, odd str
 TEST_CASE("mm: every variant matches mm/cpu/ref on t() operands and odd strides") {
   // The reference rung is the oracle of the ladder; every other rung must agree with it.
   uint64_t seed = 3100;
-  const auto variants = ts::variants_for(OpId::mm, ts::DeviceType::cpu);
   for (DType dtype : kFloatDTypes)
     for (const Mnk& s : kMnk) {
       INFO("dtype ", std::string(ts::dtype_short_name(dtype)));
@@ -121,9 +119,10 @@ TEST_CASE("mm: every variant matches mm/cpu/ref on t() operands and odd strides"
         ref_ac = ts::mm(a, c);
         ref_ta = ts::mm(b.t(), a.t());
       }
-      for (const ts::Variant* v : variants) {
-        INFO("variant ", std::string(v->name));
-        ts::VariantOverride use(v->name);
+      for (const ts::Variant& v : ts::ops::mm.rungs) {
+        if (!v.runs_on(ts::DeviceType::cpu)) continue;
+        INFO("variant ", std::string(v.name));
+        ts::VariantOverride use(v.name);
         CHECK_CLOSE(ts::mm(a, b), ref_ab.to_vector<double>(), tolerance_for(dtype), seed);
         CHECK_CLOSE(ts::mm(a, c), ref_ac.to_vector<double>(), tolerance_for(dtype), seed);
         CHECK_CLOSE(ts::mm(b.t(), a.t()), ref_ta.to_vector<double>(), tolerance_for(dtype), seed);
@@ -132,7 +131,7 @@ TEST_CASE("mm: every variant matches mm/cpu/ref on t() operands and odd strides"
 }
 
 TEST_CASE("mm: an empty reduction (K = 0) gives zeros and empty outputs are fine") {
-  for_each_cpu_variant(OpId::mm, [&](const ts::Variant&) {
+  for_each_cpu_variant(&ts::ops::mm, [&](const ts::Variant&) {
     CHECK(values(ts::mm(ts::zeros({2, 0}), ts::zeros({0, 3}))) == std::vector<float>(6, 0.0f));
     CHECK(ts::mm(ts::zeros({0, 4}), ts::zeros({4, 3})).shape() == Dims{0, 3});
     CHECK(ts::mm(ts::zeros({2, 4}), ts::zeros({4, 0})).numel() == 0);
@@ -145,7 +144,7 @@ TEST_CASE("bmm: every cpu variant against float64: batches, t() views, strides, 
   };
   const Bmnk kCases[] = {{1, 1, 1, 1}, {3, 7, 13, 31}, {2, 63, 5, 65}, {5, 1, 1, 31}, {2, 13, 65, 7}};
   uint64_t seed = 3200;
-  for_each_cpu_variant(OpId::bmm, [&](const ts::Variant&) {
+  for_each_cpu_variant(&ts::ops::bmm, [&](const ts::Variant&) {
     for (DType dtype : kFloatDTypes)
       for (const Bmnk& s : kCases)
         for (Layout la : kLayouts)
@@ -202,7 +201,7 @@ TEST_CASE("matmul: torch.matmul's 1-D, 2-D, N-D and broadcast-batch cases") {
 TEST_CASE("addmm: bias row, full matrix and broadcast inputs, alpha/beta, every cpu variant") {
   uint64_t seed = 3400;
   const double kAlphaBeta[][2] = {{1, 1}, {-0.5, 2}, {0, 1}, {1, 0}, {0.25, -1}};  // {beta, alpha}
-  for_each_cpu_variant(OpId::addmm, [&](const ts::Variant&) {
+  for_each_cpu_variant(&ts::ops::addmm, [&](const ts::Variant&) {
     for (DType dtype : kFloatDTypes)
       for (const Mnk& s : kMnk)
         for (const Dims& c_shape : {Dims{s.N}, Dims{s.M, s.N}, Dims{1, s.N}, Dims{s.M, 1}, Dims{}})
@@ -226,7 +225,7 @@ TEST_CASE("addmm: bias row, full matrix and broadcast inputs, alpha/beta, every 
 
 TEST_CASE("addmm: beta = 0 ignores NaN and Inf in the input, as BLAS and PyTorch do") {
   uint64_t seed = 3500;
-  for_each_cpu_variant(OpId::addmm, [&](const ts::Variant&) {
+  for_each_cpu_variant(&ts::ops::addmm, [&](const ts::Variant&) {
     for (DType dtype : kFloatDTypes) {
       INFO("dtype ", std::string(ts::dtype_short_name(dtype)));
       const Tensor a = make_input({7, 13}, dtype, ++seed);

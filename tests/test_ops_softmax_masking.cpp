@@ -10,7 +10,6 @@
 
 using ts::DType;
 using ts::Dims;
-using ts::OpId;
 using ts::Tensor;
 using namespace ts::testing;
 
@@ -60,7 +59,7 @@ TEST_CASE("softmax: a fully -inf row gives NaN, _safe_softmax gives 0") {
   for (DType dtype : kFloatDTypes) {
     INFO("dtype ", std::string(ts::dtype_short_name(dtype)));
     const Tensor xd = x.to(dtype);
-    for_each_cpu_variant(OpId::softmax, [&](const ts::Variant&) {
+    for_each_cpu_variant(&ts::ops::softmax, [&](const ts::Variant&) {
       const std::vector<float> p = values(ts::softmax(xd, -1));
       CHECK(std::isnan(p[0]));
       CHECK(std::isnan(p[1]));
@@ -69,7 +68,7 @@ TEST_CASE("softmax: a fully -inf row gives NaN, _safe_softmax gives 0") {
       CHECK(p[4] == 0.0f);
       CHECK(p[5] == 0.5f);
     });
-    for_each_cpu_variant(OpId::_safe_softmax, [&](const ts::Variant&) {
+    for_each_cpu_variant(&ts::ops::_safe_softmax, [&](const ts::Variant&) {
       CHECK(values(ts::_safe_softmax(xd, -1)) == std::vector<float>{0, 0, 0, 0.5f, 0, 0.5f});
     });
   }
@@ -82,8 +81,8 @@ TEST_CASE("softmax: a fully -inf row gives NaN, _safe_softmax gives 0") {
 TEST_CASE("softmax and _safe_softmax: every cpu variant against float64, every dim and layout") {
   const Dims kShapes[] = {{1}, {7}, {13, 31}, {3, 63}, {2, 5, 65}, {65, 1, 3}};
   uint64_t seed = 1000;
-  for (OpId op : {OpId::softmax, OpId::_safe_softmax}) {
-    INFO("op ", std::string(ts::op_name(op)));
+  for (const ts::OpDef* op : {&ts::ops::softmax, &ts::ops::_safe_softmax}) {
+    INFO("op ", std::string(op->name));
     for_each_cpu_variant(op, [&](const ts::Variant&) {
       for (DType dtype : kFloatDTypes)
         for (const Dims& shape : kShapes)
@@ -93,11 +92,11 @@ TEST_CASE("softmax and _safe_softmax: every cpu variant against float64, every d
               INFO("layout ", std::string(layout_name(layout)));
               CAPTURE(dim);
               const Tensor x = make_input(shape, dtype, ++seed, layout, 3.0);
-              const Tensor y = op == OpId::softmax ? ts::softmax(x, dim) : ts::_safe_softmax(x, dim);
+              const Tensor y = op == &ts::ops::softmax ? ts::softmax(x, dim) : ts::_safe_softmax(x, dim);
               CHECK(y.shape() == shape);
               CHECK(y.dtype() == dtype);
               const int d = dim < 0 ? dim + shape.size() : dim;
-              CHECK_CLOSE(y, ref_softmax(ref_of(x), d, op == OpId::_safe_softmax).v, tolerance_for(dtype), seed);
+              CHECK_CLOSE(y, ref_softmax(ref_of(x), d, op == &ts::ops::_safe_softmax).v, tolerance_for(dtype), seed);
             }
     });
   }
@@ -114,13 +113,13 @@ TEST_CASE("softmax and _safe_softmax: every cpu variant against float64, every d
 TEST_CASE("masked_fill returns a new tensor, masked_fill_ writes in place") {
   const Tensor x = ts::tensor({{1, 2, 3}, {4, 5, 6}});
   const Tensor mask = ts::tensor({{1, 0, 0}, {0, 1, 1}}, DType::b8);
-  for_each_cpu_variant(OpId::masked_fill, [&](const ts::Variant&) {
+  for_each_cpu_variant(&ts::ops::masked_fill, [&](const ts::Variant&) {
     const Tensor y = ts::masked_fill(x, mask, -1);
     CHECK(values(y) == std::vector<float>{-1, 2, 3, 4, -1, -1});
     CHECK(y.storage() != x.storage());
     CHECK(values(x) == std::vector<float>{1, 2, 3, 4, 5, 6});  // untouched
   });
-  for_each_cpu_variant(OpId::masked_fill_, [&](const ts::Variant&) {
+  for_each_cpu_variant(&ts::ops::masked_fill_, [&](const ts::Variant&) {
     Tensor z = ts::clone(x);
     const auto storage = z.storage();
     Tensor& r = ts::masked_fill_(z, mask, 9);
@@ -144,7 +143,7 @@ TEST_CASE("masked_fill returns a new tensor, masked_fill_ writes in place") {
 TEST_CASE("masked_fill: x and mask broadcast together as in PyTorch, masked_fill_ keeps x's shape") {
   const Tensor x = ts::tensor({1, 2, 3});
   const Tensor mask = ts::tensor({{1, 0, 0}, {0, 0, 1}}, DType::b8);
-  for_each_cpu_variant(OpId::masked_fill, [&](const ts::Variant&) {
+  for_each_cpu_variant(&ts::ops::masked_fill, [&](const ts::Variant&) {
     const Tensor y = ts::masked_fill(x, mask, 0);
     CHECK(y.shape() == Dims{2, 3});
     CHECK(values(y) == std::vector<float>{0, 2, 3, 1, 2, 0});
@@ -160,7 +159,7 @@ TEST_CASE("masked_fill: every cpu variant against float64, broadcast masks, ever
   const std::pair<Dims, Dims> kPairs[] = {{{7}, {7}},        {{13, 31}, {13, 31}}, {{13, 31}, {31}},
                                           {{2, 5, 65}, {5, 1}}, {{3, 63}, {}},        {{31}, {7, 31}},
                                           {{13, 1}, {13, 7}}};
-  for_each_cpu_variant(OpId::masked_fill, [&](const ts::Variant&) {
+  for_each_cpu_variant(&ts::ops::masked_fill, [&](const ts::Variant&) {
     for (DType dtype : kFloatDTypes)
       for (const auto& [shape, mask_shape] : kPairs)
         for (Layout layout : kLayouts) {
@@ -196,7 +195,7 @@ TEST_CASE("where: cond ? a : b with all three broadcast") {
   CHECK(values(ts::where(ts::tensor({1, 0}, DType::b8), ts::tensor({NAN, NAN}), ts::tensor({5, 6})))[1] == 6);
 
   uint64_t seed = 1200;
-  for_each_cpu_variant(OpId::where, [&](const ts::Variant&) {
+  for_each_cpu_variant(&ts::ops::where, [&](const ts::Variant&) {
     for (DType dtype : kFloatDTypes)
       for (Layout layout : kLayouts) {
         INFO("dtype ", std::string(ts::dtype_short_name(dtype)));
@@ -232,8 +231,8 @@ TEST_CASE("triu and tril: diagonals, batches, non-square and strided inputs") {
         std::vector<bool>{true, false, false, true, true, false});
 
   uint64_t seed = 1300;
-  for (OpId op : {OpId::triu, OpId::tril}) {
-    INFO("op ", std::string(ts::op_name(op)));
+  for (const ts::OpDef* op : {&ts::ops::triu, &ts::ops::tril}) {
+    INFO("op ", std::string(op->name));
     for_each_cpu_variant(op, [&](const ts::Variant&) {
       for (DType dtype : kFloatDTypes)
         for (const Dims& shape : {Dims{1, 1}, Dims{7, 13}, Dims{13, 7}, Dims{3, 31, 31}, Dims{2, 2, 5, 65}})
@@ -243,9 +242,9 @@ TEST_CASE("triu and tril: diagonals, batches, non-square and strided inputs") {
               INFO("layout ", std::string(layout_name(layout)));
               CAPTURE(diagonal);
               const Tensor in = make_input(shape, dtype, ++seed, layout);
-              const Tensor out = op == OpId::triu ? ts::triu(in, diagonal) : ts::tril(in, diagonal);
+              const Tensor out = op == &ts::ops::triu ? ts::triu(in, diagonal) : ts::tril(in, diagonal);
               CHECK(out.shape() == shape);
-              CHECK_CLOSE(out, ref_triangle(ref_of(in), op == OpId::triu, diagonal).v, tolerance_for(dtype), seed);
+              CHECK_CLOSE(out, ref_triangle(ref_of(in), op == &ts::ops::triu, diagonal).v, tolerance_for(dtype), seed);
             }
     });
   }

@@ -2,7 +2,7 @@
 //
 // Where the golden texts come from:
 //   - the first test: the events of the Chrome trace PyTorch 2.11 wrote for the
-//     series' part 1 on an H200 (shared/reference/torch-2.11-h200-part1-64-bf16-trace.json,
+//     series' part 1 on an H200 (docs/pytorch-reference/torch-2.11-h200-part1-64-bf16-trace.json,
 //     GPU annotations moved back by the 1 ns Kineto adds when writing); the text
 //     is the table PyTorch printed in that run (torch-2.11-h200-key-averages.txt).
 //   - the others: PyTorch's table code (torch/autograd/profiler_util.py:

@@ -9,11 +9,12 @@
 
 #include "ops/dispatch.h"
 #include "ops/ops.h"
+#include "ops/matmul/matmul.h"
 #include "ops/registry.h"
+#include "ops/views/views.h"
 
 using ts::DeviceType;
 using ts::OpCall;
-using ts::OpId;
 using ts::Tensor;
 using ts::Variant;
 
@@ -22,12 +23,9 @@ namespace {
 // An mm call prepared as ts::mm would prepare it: inputs set, on the cpu.
 struct MmCall {
   Tensor a = ts::ones({2, 3}), b = ts::ones({3, 4});
-  OpCall call{OpId::mm, ts::Where::current()};
-  MmCall() {
-    call.in = {&a, &b};
-    call.num_in = 2;
-    call.device = ts::kCPU;
-  }
+  ts::NoAttrs attrs;
+  OpCall call{ts::ops::mm, attrs, ts::Where::current(), {&a, &b}};
+  MmCall() { ts::ops::mm.prepare(call); }
   std::string_view selected() const { return ts::select_variant(call).name; }
 };
 
@@ -47,69 +45,73 @@ struct ScopedEnv {
 
 TEST_CASE("registry: names are unique and read op/device/variant") {
   std::set<std::string> names;
-  for (const Variant& v : ts::all_variants()) {
-    const std::string name = v.name;
+  for (const Variant* v : ts::all_variants()) {
+    const std::string name = v->name;
     CAPTURE(name);
     CHECK(names.insert(name).second);
     const size_t first = name.find('/'), second = name.find('/', first + 1);
     REQUIRE(first != std::string::npos);
     REQUIRE(second != std::string::npos);
     CHECK(name.find('/', second + 1) == std::string::npos);
-    CHECK(name.substr(0, first) == ts::op_short_name(v.op));
-    CHECK(name.substr(first + 1, second - first - 1) == ts::variant_device_name(v.device));
+    REQUIRE(v->op != nullptr);
+    CHECK(name.substr(0, first) == v->op->short_name());
+    CHECK(name.substr(first + 1, second - first - 1) == ts::variant_device_name(v->device));
     CHECK(second + 1 < name.size());
-    CHECK((v.run != nullptr));
-    CHECK(v.summary != nullptr);
-    CHECK(std::string(v.summary).size() > 0);
-    CHECK(v.rung >= 0);
-    CHECK(ts::find_variant(name) == &v);
+    CHECK((v->run != nullptr));
+    CHECK(v->summary != nullptr);
+    CHECK(std::string(v->summary).size() > 0);
+    CHECK(v->rung >= 0);
+    CHECK(ts::find_variant(name) == v);
   }
   CHECK(ts::find_variant("mm/cpu/nope") == nullptr);
   CHECK(ts::find_variant("mm") == nullptr);
 }
 
-TEST_CASE("registry: every op has a variant on the cpu, listed highest rung first") {
-  for (int i = 0; i < ts::kNumOps; ++i) {
-    const OpId op = static_cast<OpId>(i);
-    INFO("op ", std::string(ts::op_name(op)));
-    const auto variants = ts::variants_for(op, DeviceType::cpu);
-    CHECK(!variants.empty());
-    for (size_t k = 0; k < variants.size(); ++k) {
-      CHECK(variants[k]->op == op);
-      CHECK(variants[k]->runs_on(DeviceType::cpu));
-      if (k > 0) CHECK(variants[k - 1]->rung >= variants[k]->rung);
+TEST_CASE("registry: every op names itself, lists its rungs in ladder order from a reference, runs on the cpu") {
+  std::set<std::string> op_names;
+  size_t rungs = 0;
+  for (const ts::OpDef* op : ts::all_ops()) {
+    const std::string name = op->name;
+    INFO("op ", name);
+    CHECK(name.starts_with("ts::"));
+    CHECK(op_names.insert(name).second);
+    CHECK(ts::find_op(name) == op);
+    CHECK(ts::find_op(op->short_name()) == op);
+    CHECK((op->prepare != nullptr));
+    CHECK(op->attrs != nullptr);
+    REQUIRE(!op->rungs.empty());
+    CHECK(op->rungs[0].rung == 0);  // the reference first
+    bool on_cpu = false;
+    for (size_t k = 0; k < op->rungs.size(); ++k) {
+      const Variant& v = op->rungs[k];
+      CHECK(v.op == op);
+      if (k > 0) CHECK(op->rungs[k - 1].rung < v.rung);  // strictly ascending: the order of the automatic choice
+      on_cpu |= v.runs_on(DeviceType::cpu);
     }
-    // Reference rung present for every op.
-    bool has_rung0 = false;
-    for (const Variant* v : variants) has_rung0 |= v->rung == 0;
-    CHECK(has_rung0);
+    CHECK(on_cpu);
+    rungs += op->rungs.size();
   }
-  // The lists are the table: every cpu-capable entry appears in its op's list, once.
-  size_t listed = 0, cpu_capable = 0;
-  for (int i = 0; i < ts::kNumOps; ++i) listed += ts::variants_for(static_cast<OpId>(i), DeviceType::cpu).size();
-  for (const Variant& v : ts::all_variants()) cpu_capable += v.runs_on(DeviceType::cpu) ? 1 : 0;
-  CHECK(listed == cpu_capable);
+  // all_variants() is exactly the ops' rungs, in the same order.
+  CHECK(rungs == ts::all_variants().size());
+  CHECK(ts::find_op("nope") == nullptr);
 }
 
-TEST_CASE("registry: the default is the highest rung that supports the call") {
+TEST_CASE("registry: the default is the highest rung that runs on the device and supports the call") {
   ts::reload_variant_environment();
   MmCall mm;
-  const auto variants = ts::variants_for(OpId::mm, DeviceType::cpu);
-  REQUIRE(!variants.empty());
-  // The expected choice, found by the rule itself over the registry's list.
+  // The expected choice, found by the rule itself over the op's ladder.
   const Variant* expected = nullptr;
-  for (const Variant* v : variants)
-    if (expected == nullptr && (v->supports == nullptr || v->supports(mm.call, nullptr))) expected = v;
+  for (auto v = ts::ops::mm.rungs.rbegin(); v != ts::ops::mm.rungs.rend() && expected == nullptr; ++v)
+    if (v->runs_on(DeviceType::cpu) && (v->supports == nullptr || v->supports(mm.call, nullptr))) expected = &*v;
   REQUIRE(expected != nullptr);
   CHECK(mm.selected() == expected->name);
   CHECK(mm.selected() == "mm/cpu/openblas");  // today's top rung on the host
+}
 
-  // Every op's default on the cpu is its top rung when nothing constrains it.
-  for (OpId op : {OpId::add, OpId::softmax, OpId::bmm, OpId::addmm, OpId::sum}) {
-    OpCall call(op, ts::Where::current());
-    call.device = ts::kCPU;
-    CHECK(std::string_view(ts::select_variant(call).name) == ts::variants_for(op, DeviceType::cpu)[0]->name);
-  }
+TEST_CASE("registry: an op's attributes must be its own struct") {
+  const ts::NoAttrs none;
+  CHECK_THROWS_WITH_AS(ts::OpCall(ts::ops::narrow, none, ts::Where::current()), doctest::Contains("ts::narrow"),
+                       ts::Error);
 }
 
 TEST_CASE("registry: a scoped VariantOverride wins, nests, and restores on scope exit") {
@@ -136,8 +138,9 @@ TEST_CASE("registry: a scoped VariantOverride wins, nests, and restores on scope
   CHECK(mm.selected() == "mm/cpu/openblas");
   // The forced variant is the one that runs: both give the right product.
   const Tensor a = ts::arange(6).view({2, 3}), b = ts::arange(12).view({3, 4});
-  for (const Variant* v : ts::variants_for(OpId::mm, DeviceType::cpu)) {
-    ts::VariantOverride use(v->name);
+  for (const Variant& v : ts::ops::mm.rungs) {
+    if (!v.runs_on(DeviceType::cpu)) continue;
+    ts::VariantOverride use(v.name);
     CHECK(ts::mm(a, b).to_vector<float>() == std::vector<float>{20, 23, 26, 29, 56, 68, 80, 92});
   }
 }

@@ -99,6 +99,8 @@ TEST_CASE("tutorial flags: integer flags out of range read well") {
   check_one_line_error("02_linear", "--in 99999999999999999999", 2, "--in: 99999999999999999999 is out of range");
   check_one_line_error("03_mlp", "--hidden 0", 2, "--hidden: 0 is out of range");
   check_one_line_error("03_mlp", "--batch 1000000", 2, "--batch: 1000000 is out of range");
+  check_one_line_error("04_attention", "--seq 0", 2, "--seq: 0 is out of range: expected an integer in [1, 65536]");
+  check_one_line_error("04_attention", "--head-dim 99999999999999999999", 2, "--head-dim: 99999999999999999999 is out");
 }
 
 TEST_CASE("tutorial flags: unknown flags and values are one line, exit 2") {
@@ -120,8 +122,10 @@ TEST_CASE("tutorial flags: bad devices are one line, exit 1") {
 TEST_CASE("tutorial flags: an output folder that cannot be written is one line, exit 1, before any work") {
   const fs::path file = scratch() / "a_file";
   std::ofstream(file) << "not a folder";
-  for (const std::string tutorial : {"01_matmul_add", "02_linear", "03_mlp"}) {
-    const std::string small = tutorial == "03_mlp" ? " --batch 1 --seq 2 --dim 8 --hidden 8" : "";
+  for (const std::string tutorial : {"01_matmul_add", "02_linear", "03_mlp", "04_attention"}) {
+    const std::string small = tutorial == "03_mlp"         ? " --batch 1 --seq 2 --dim 8 --hidden 8"
+                              : tutorial == "04_attention" ? " --batch 1 --heads 1 --seq 4 --head-dim 4"
+                                                           : "";
     check_one_line_error(tutorial, "--device cpu --out-dir /proc/x" + small, 1, "--out-dir /proc/x: cannot create");
     check_one_line_error(tutorial, "--device cpu --out-dir ''" + small, 1, "--out-dir: the path is empty");
     check_one_line_error(tutorial, "--device cpu --out-dir " + file.string() + small, 1,
@@ -149,6 +153,11 @@ TEST_CASE("tutorial flags: a table or trace that cannot be written is an error, 
   check_one_line_error("02_linear",
                        "--device cpu --dtype f32 --tokens 4 --in 8 --out 8 --fused --out-dir " + dir.string(), 1,
                        "export_chrome_trace: cannot");
+  fs::create_directories(dir / "1x1x4x4_f32_cold_math.txt");
+  check_one_line_error("04_attention",
+                       "--device cpu --dtype f32 --batch 1 --heads 1 --seq 4 --head-dim 4 --path math --out-dir " +
+                           dir.string(),
+                       1, "cannot write " + (dir / "1x1x4x4_f32_cold_math.txt").string());
   // And the success path still writes both and says so.
   const Outcome ok = run("02_linear", "--device cpu --dtype f32 --tokens 4 --in 8 --out 8 --out-dir " +
                                           (scratch() / "fine").string());
@@ -158,7 +167,7 @@ TEST_CASE("tutorial flags: a table or trace that cannot be written is an error, 
 }
 
 TEST_CASE("tutorial flags: --help still exits 0") {
-  for (const char* tutorial : {"00_tensors_and_views", "01_matmul_add", "02_linear", "03_mlp"}) {
+  for (const char* tutorial : {"00_tensors_and_views", "01_matmul_add", "02_linear", "03_mlp", "04_attention"}) {
     const Outcome o = run(tutorial, "--help");
     INFO(tutorial, o.err);
     CHECK(o.exit_code == 0);

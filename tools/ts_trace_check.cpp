@@ -11,37 +11,22 @@
 // id; every kernel, memcpy, memset and sync starts after its API call and has
 // exactly one incoming flow. Prints what it found; exits 1 on any violation.
 #include <fmt/core.h>
-#include <zlib.h>
 
 #include <algorithm>
 #include <cctype>
-#include <cmath>
 #include <cstdint>
 #include <map>
-#include <nlohmann/json.hpp>
 #include <set>
 #include <string>
 #include <vector>
 
+#include "tools/trace_file.h"
+
 namespace {
 
-// Timestamps parsed as long double: microseconds with three decimals near 5e12
-// need more than a double's 53 bits to stay exact to the nanosecond.
-using Json = nlohmann::basic_json<nlohmann::ordered_map, std::vector, std::string, bool, std::int64_t, std::uint64_t,
-                                  long double>;
-
-bool read_file(const std::string& path, std::string* text) {
-  gzFile f = gzopen(path.c_str(), "rb");  // reads gzip and plain files alike
-  if (f == nullptr) return false;
-  char chunk[1 << 16];
-  int n = 0;
-  while ((n = gzread(f, chunk, sizeof chunk)) > 0) text->append(chunk, static_cast<size_t>(n));
-  const bool ok = n == 0;
-  gzclose(f);
-  return ok;
-}
-
-int64_t to_ns(const Json& us) { return static_cast<int64_t>(std::llround(us.get<long double>() * 1000.0L)); }
+using ts::trace::Json;
+using ts::trace::read_file;
+using ts::trace::to_ns;
 
 std::string lane_name(const Json& pid, const Json& tid) { return fmt::format("pid {} tid {}", pid.dump(), tid.dump()); }
 

@@ -26,6 +26,10 @@ if [[ $mode == --cpu-small ]]; then
   for path in eager fused merged; do
     run "$bin/03_mlp" --device cpu --batch 2 --seq 5 --dim 16 --hidden 24 --path "$path" --out-dir "$out/03"
   done
+  for path in naive inplace math flash_v1 flash_v2; do
+    run "$bin/04_attention" --device cpu --batch 1 --heads 2 --seq 9 --head-dim 8 --path "$path" --out-dir "$out/04"
+  done
+  run "$bin/04_attention" --device cpu --batch 2 --heads 1 --seq 5 --head-dim 4 --no-causal --dtype f32 --out-dir "$out/04"
   exit 0
 elif [[ -n $mode ]]; then
   echo "run_all.sh: unknown option '$mode' (expected --cpu-small or nothing)" >&2
@@ -44,3 +48,9 @@ run "$bin/02_linear" --fused
 run "$bin/03_mlp" --path eager
 run "$bin/03_mlp" --path fused
 run "$bin/03_mlp" --path merged
+# Part 3: attention, five paths at the series' shape (B4 H16 S1024 D64 bf16, causal). On a CPU the
+# fused paths say why they cannot run and run the math path instead.
+# Artifacts: traces/04_attention/4x16x1024x64_bf16_cold_<path>.{json,txt}
+for path in naive inplace math flash_v1 flash_v2; do
+  run "$bin/04_attention" --path "$path"
+done

@@ -1,22 +1,14 @@
-// ops/copy/copy.cpp: front end of fill_, copy_, and the composites built on
-// copy_: clone (empty_like + copy_), contiguous, to(dtype), to(device).
-//
-// Attributes used: scalar (fill_), dtype and shape/device (to).
+// ops/copy/copy.cpp: the front end and ladder of copy_, and the composites
+// built on it: clone (empty_like + copy_), contiguous, to(dtype), to(device).
+#include "ops/copy/copy.h"
+
 #include "ops/checks.h"
 #include "ops/dispatch.h"
-#include "ops/ops.h"
-#include "ops/variants.h"
 #include "tensor/cuda_device.h"
 
 namespace ts {
 
 namespace {
-
-void prepare_fill(OpCall& call) {
-  check_inputs_on_one_device(call);
-  check_no_internal_overlap(call, call.input(0));
-  call.out = call.input(0);  // in place: the result is the input
-}
 
 void prepare_copy(OpCall& call) {
   const Tensor& dst = call.input(0);
@@ -35,52 +27,84 @@ void prepare_copy(OpCall& call) {
 // Composites check nothing themselves: the ops they call do.
 void prepare_composite(OpCall& call) { check_inputs_on_one_device(call); }
 
-}  // namespace
-
-Tensor& fill_(Tensor& x, double value, Where loc) {
-  OpCall call(OpId::fill_, loc, {&x});
-  call.scalar = value;
-  dispatch(call, prepare_fill);
-  return x;
+void prepare_to(OpCall& call) {
+  check_inputs_on_one_device(call);
+  check_device_available(call.attrs<ToAttrs>().device, "to");
 }
 
+// The destination written once, the source read once.
+Cost copy_cost(const OpCall& call) {
+  const Tensor& src = call.input(1);
+  return {0, static_cast<double>(call.out.numel()) * static_cast<double>(call.out.element_size()) +
+                 static_cast<double>(src.numel()) * static_cast<double>(src.element_size())};
+}
+
+using enum VariantDevice;
+
+// clang-format off
+const Variant copy__rungs[] = {
+  {"copy_/cpu/ref",         &ops::copy_,      cpu,  0, "strided read, dtype conversion, broadcast; host to host",         copy_cpu_ref_supports,      run_kernel<&copy_cpu_ref>},
+  {"copy_/cuda/strided",    &ops::copy_,      cuda, 1, "on one GPU: a thread per element, strides and dtype converted",   copy_cuda_strided_supports, run_kernel<&copy_cuda_strided>},
+  {"copy_/cuda/staged",     &ops::copy_,      cuda, 2, "across the bus: bytes cross as they are, the GPU rearranges them", copy_cuda_staged_supports,  run_kernel<&copy_cuda_staged>},
+  {"copy_/cuda/memcpy",     &ops::copy_,      cuda, 3, "dense and alike: one cudaMemcpyAsync, any direction",             copy_cuda_memcpy_supports,  run_kernel<&copy_cuda_memcpy>},
+};
+const Variant clone_rungs[] = {
+  {"clone/any/composite",   &ops::clone,      any,  0, "empty_like + copy_",                                              nullptr, run_kernel<&clone_composite>},
+};
+const Variant contiguous_rungs[] = {
+  {"contiguous/any/composite", &ops::contiguous, any, 0, "itself when already contiguous, else clone",                   nullptr, run_kernel<&contiguous_composite>},
+};
+const Variant to_rungs[] = {
+  {"to/any/composite",      &ops::to,         any,  0, "itself when nothing changes, else empty + copy_",                 nullptr, run_kernel<&to_composite>},
+};
+// clang-format on
+
+}  // namespace
+
+namespace ops {
+const OpDef copy_{.name = "ts::copy_", .attrs = attrs_tag<NoAttrs>, .prepare = prepare_copy, .rungs = copy__rungs,
+                  .cost = copy_cost};
+const OpDef clone{.name = "ts::clone", .attrs = attrs_tag<NoAttrs>, .prepare = prepare_composite,
+                  .rungs = clone_rungs};
+const OpDef contiguous{.name = "ts::contiguous", .attrs = attrs_tag<NoAttrs>, .prepare = prepare_composite,
+                       .rungs = contiguous_rungs};
+const OpDef to{.name = "ts::to", .attrs = attrs_tag<ToAttrs>, .prepare = prepare_to, .rungs = to_rungs};
+}  // namespace ops
+
 Tensor& copy_(Tensor& dst, const Tensor& src, Where loc) {
-  OpCall call(OpId::copy_, loc, {&dst, &src});
-  dispatch(call, prepare_copy);
+  const NoAttrs attrs;
+  OpCall call(ops::copy_, attrs, loc, {&dst, &src});
+  dispatch(call);
   return dst;
 }
 
 Tensor clone(const Tensor& x, Where loc) {
-  OpCall call(OpId::clone, loc, {&x});
-  return dispatch(call, prepare_composite);
+  const NoAttrs attrs;
+  OpCall call(ops::clone, attrs, loc, {&x});
+  return dispatch(call);
 }
 
-void clone_composite(OpCall& call) {
-  call.out = empty_like(call.input(0), call.loc);
-  copy_(call.out, call.input(0), call.loc);
+void clone_composite(const Tensor& x, Tensor& out) {
+  out = empty_like(x);
+  copy_(out, x);
 }
 
 Tensor contiguous(const Tensor& x, Where loc) {
   if (x.is_contiguous()) return x;  // PyTorch returns self without recording an op here too
-  OpCall call(OpId::contiguous, loc, {&x});
-  return dispatch(call, prepare_composite);
+  const NoAttrs attrs;
+  OpCall call(ops::contiguous, attrs, loc, {&x});
+  return dispatch(call);
 }
 
-void contiguous_composite(OpCall& call) { call.out = clone(call.input(0), call.loc); }
+void contiguous_composite(const Tensor& x, Tensor& out) { out = clone(x); }
 
 namespace {
 
-void prepare_to(OpCall& call) {
-  check_inputs_on_one_device(call);
-  check_device_available(call.target, "to");
-}
-
 Tensor to_impl(const Tensor& x, DType dtype, Device device, Where loc) {
   if (x.dtype() == dtype && x.device() == device) return x;  // nothing to do: the same tensor
-  OpCall call(OpId::to, loc, {&x});
-  call.dtype = dtype;
-  call.target = device;
-  return dispatch(call, prepare_to);
+  const ToAttrs attrs{dtype, device};
+  OpCall call(ops::to, attrs, loc, {&x});
+  return dispatch(call);
 }
 
 }  // namespace
@@ -88,9 +112,9 @@ Tensor to_impl(const Tensor& x, DType dtype, Device device, Where loc) {
 Tensor to(const Tensor& x, DType dtype, Where loc) { return to_impl(x, dtype, x.device(), loc); }
 Tensor to(const Tensor& x, Device device, Where loc) { return to_impl(x, x.dtype(), device, loc); }
 
-void to_composite(OpCall& call) {
-  call.out = empty(call.input(0).shape(), {call.dtype, call.target}, call.loc);
-  copy_(call.out, call.input(0), call.loc);
+void to_composite(const Tensor& x, const ToAttrs& attrs, Tensor& out) {
+  out = empty(x.shape(), {attrs.dtype, attrs.device});
+  copy_(out, x);
 }
 
 }  // namespace ts

@@ -8,7 +8,8 @@
 
 #include "ops/checks.h"
 #include "ops/cpu_loops.h"
-#include "ops/variants.h"
+#include "ops/copy/copy.h"
+#include "ops/int_conversion.h"
 
 namespace ts {
 
@@ -23,7 +24,7 @@ To convert(From v) {
   } else if constexpr (std::is_same_v<To, bool>) {
     return v != From{};
   } else {
-    return static_cast<To>(v);
+    return numeric_cast<To>(v);
   }
 }
 
@@ -36,9 +37,7 @@ bool copy_cpu_ref_supports(const OpCall& call, std::string* why) {
   return false;
 }
 
-void copy_cpu_ref(OpCall& call) {
-  Tensor& dst = call.out;
-  const Tensor& src = call.input(1);
+void copy_cpu_ref(const Tensor&, const Tensor& src, Tensor& dst) {
   visit_dtype(dst.dtype(), [&](auto dst_tag) {
     using To = decltype(dst_tag);
     visit_dtype(src.dtype(), [&](auto src_tag) {

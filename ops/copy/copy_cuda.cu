@@ -1,23 +1,24 @@
-// ops/copy/copy_cuda.cu: rung 1 of copy_ whenever a GPU is involved: device to
-// device, host to device, device to host. clone, contiguous, to(dtype) and
-// to(device) all come here through copy_.
+// ops/copy/copy_cuda.cu: the CUDA rungs of copy_, whenever a GPU is involved:
+// device to device, host to device, device to host. clone, contiguous,
+// to(dtype) and to(device) all come here through copy_.
 //
-// What changed from rung 0 (copy_cpu_ref.cpp): two mechanisms.
-//   - Dense and alike (same dtype and shape, both contiguous): one
+// What changed from rung 0 (copy_cpu_ref.cpp), rung by rung:
+//   strided (1): on one GPU, copy_strided_kernel, one thread per destination
+//     element: read the source through its strides (0 on broadcast dims),
+//     convert the dtype, write through the destination's strides.
+//   staged (2): across the bus when layouts or dtypes differ: the host side is
+//     made contiguous in its own dtype first, the bytes cross the bus
+//     unchanged, and the layout/dtype work happens on the GPU (a device
+//     temporary holds them): a cudaMemcpyAsync and the strided kernel.
+//   memcpy (3): dense and alike (same dtype and shape, both contiguous): one
 //     cudaMemcpyAsync on the current stream (a Memcpy HtoD/DtoH/DtoD row in a trace).
-//   - Anything else on the device: copy_strided_kernel, one thread per
-//     destination element: read the source through its strides (0 on broadcast
-//     dims), convert the dtype, write through the destination's strides.
-//   Across devices a strided or converting copy is staged: the host side is made
-//   contiguous in its own dtype first, the bytes cross the bus unchanged, and
-//   the layout/dtype work happens on the GPU (a device temporary holds them).
 // Cost:  one read and one write per element; the bus (PCIe/NVLink-C2C) is far
 //        slower than HBM, so host<->device copies dominate when they happen.
 // Try:   ./build/dev/ts_tests -tc='cuda: every variant*'
 #include "ops/checks.h"
 #include "ops/cuda_common.cuh"
 #include "ops/ops.h"
-#include "ops/variants.h"
+#include "ops/copy/copy.h"
 #include "tensor/cuda_check.h"
 
 namespace ts {
@@ -33,7 +34,7 @@ __device__ __forceinline__ To convert_element(From v) {
   } else if constexpr (std::is_same_v<To, bool>) {
     return v != From{};
   } else {
-    return static_cast<To>(v);
+    return numeric_cast<To>(v);
   }
 }
 
@@ -55,15 +56,10 @@ bool dense_and_alike(const Tensor& dst, const Tensor& src) {
   return dst.dtype() == src.dtype() && dst.shape() == src.shape() && dst.is_contiguous() && src.is_contiguous();
 }
 
-// dst (on the GPU) = src (on the same GPU) broadcast to dst's shape, converted to dst's dtype.
-void copy_on_device(Tensor& dst, const Tensor& src) {
+// dst (on the GPU) = src (on the same GPU) broadcast to dst's shape, converted to dst's dtype: the kernel.
+void launch_copy_strided(Tensor& dst, const Tensor& src) {
   const int64_t n = dst.numel();
   if (n == 0) return;
-  if (dense_and_alike(dst, src)) {
-    TS_CUDA_CHECK(cudaMemcpyAsync(dst.data_ptr(), src.data_ptr(), static_cast<size_t>(n) * dst.element_size(),
-                                  cudaMemcpyDeviceToDevice, cuda::current_stream()));
-    return;
-  }
   const auto calc = make_offset_calc<2>(dst.shape(), {dst.strides(), broadcast_strides(src, dst.shape())});
   visit_any_dtype(dst.dtype(), [&](auto dst_tag) {
     using To = typename decltype(dst_tag)::type;
@@ -73,6 +69,16 @@ void copy_on_device(Tensor& dst, const Tensor& src) {
              static_cast<const From*>(src.data_ptr()), n, calc);
     });
   });
+}
+
+// The same, by one cudaMemcpyAsync when the two are dense and alike.
+void copy_on_device(Tensor& dst, const Tensor& src) {
+  if (dense_and_alike(dst, src) && dst.numel() > 0) {
+    TS_CUDA_CHECK(cudaMemcpyAsync(dst.data_ptr(), src.data_ptr(), static_cast<size_t>(dst.numel()) * dst.element_size(),
+                                  cudaMemcpyDeviceToDevice, cuda::current_stream()));
+    return;
+  }
+  launch_copy_strided(dst, src);
 }
 
 // Host src -> device dst.
@@ -108,31 +114,65 @@ void copy_device_to_host(Tensor& dst, const Tensor& src) {
 
 }  // namespace
 
-bool copy_cuda_supports(const OpCall& call, std::string* why) {
-  const Device dst = call.input(0).device(), src = call.input(1).device();
-  if (dst.is_cuda() && src.is_cuda() && dst != src) {
-    if (why) *why = fmt::format("copies between two GPUs ({} and {}) are not supported", src.str(), dst.str());
-    return false;
-  }
-  if (dst.is_cpu() && src.is_cpu()) {
-    if (why) *why = "host to host copies run on the CPU";
-    return false;
-  }
+namespace {
+
+// Why a copy between these devices is not for the GPU rungs at all, or nullptr.
+const char* not_for_a_gpu(Device dst, Device src) {
+  if (dst.is_cuda() && src.is_cuda() && dst != src) return "copies between two GPUs are not supported";
+  if (dst.is_cpu() && src.is_cpu()) return "host to host copies run on the CPU";
+  return nullptr;
+}
+
+bool refuse(std::string* why, std::string reason) {
+  if (why) *why = std::move(reason);
+  return false;
+}
+
+}  // namespace
+
+bool copy_cuda_strided_supports(const OpCall& call, std::string* why) {
+  const Tensor &dst = call.input(0), &src = call.input(1);
+  if (!dst.device().is_cuda() || dst.device() != src.device())
+    return refuse(why, fmt::format("copies on one GPU only (dst on {}, src on {})", dst.device().str(), src.device().str()));
   return true;
 }
 
-// dst: any dtype, any strides (no overlap: prepare checked); src: any dtype, broadcastable to dst.
-void copy_cuda(OpCall& call) {
-  Tensor& dst = call.out;
-  const Tensor& src = call.input(1);
+bool copy_cuda_staged_supports(const OpCall& call, std::string* why) {
+  const Tensor &dst = call.input(0), &src = call.input(1);
+  if (const char* reason = not_for_a_gpu(dst.device(), src.device())) return refuse(why, reason);
+  if (dst.device() == src.device()) return refuse(why, "copies across the bus only (both tensors are on one GPU)");
+  return true;
+}
+
+bool copy_cuda_memcpy_supports(const OpCall& call, std::string* why) {
+  const Tensor &dst = call.input(0), &src = call.input(1);
+  if (const char* reason = not_for_a_gpu(dst.device(), src.device())) return refuse(why, reason);
+  if (!dense_and_alike(dst, src))
+    return refuse(why, fmt::format("needs both tensors contiguous, of one dtype and shape (dst {} {}, src {} {})",
+                                   dtype_short_name(dst.dtype()), dst.shape(), dtype_short_name(src.dtype()), src.shape()));
+  return true;
+}
+
+void copy_cuda_strided(const Tensor&, const Tensor& src, Tensor& dst) { launch_copy_strided(dst, src); }
+
+void copy_cuda_staged(const Tensor&, const Tensor& src, Tensor& dst) {
   if (dst.numel() == 0) return;
-  if (dst.device().is_cuda() && src.device().is_cuda()) {
-    copy_on_device(dst, src);
-  } else if (dst.device().is_cuda()) {
+  if (dst.device().is_cuda()) {
     copy_host_to_device(dst, src);
   } else {
     copy_device_to_host(dst, src);
   }
+}
+
+void copy_cuda_memcpy(const Tensor&, const Tensor& src, Tensor& dst) {
+  const size_t bytes = static_cast<size_t>(dst.numel()) * dst.element_size();
+  if (bytes == 0) return;
+  const cudaMemcpyKind kind = dst.device().is_cpu()   ? cudaMemcpyDeviceToHost
+                              : src.device().is_cpu() ? cudaMemcpyHostToDevice
+                                                      : cudaMemcpyDeviceToDevice;
+  // From pageable host memory the call returns once the bytes are staged, so the source may die right after.
+  TS_CUDA_CHECK(cudaMemcpyAsync(dst.data_ptr(), src.data_ptr(), bytes, kind, cuda::current_stream()));
+  if (kind == cudaMemcpyDeviceToHost) TS_CUDA_CHECK(cudaStreamSynchronize(cuda::current_stream()));  // the host reads these bytes next
 }
 
 }  // namespace ts

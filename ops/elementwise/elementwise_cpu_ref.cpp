@@ -10,29 +10,27 @@
 #include "ops/checks.h"
 #include "ops/cpu_loops.h"
 #include "ops/elementwise/gelu_math.h"
-#include "ops/variants.h"
+#include "ops/elementwise/elementwise.h"
 
 namespace ts {
 
 namespace {
 
-// out = op(a, b) with b a tensor (broadcast) or the call's scalar.
+// out = op(a, b) with b a tensor (broadcast) or, when b is null, the scalar operand.
 template <typename Op>
-void binary_loop(OpCall& call, Op op) {
-  const Tensor& a = call.input(0);
-  Tensor& out = call.out;
+void binary_loop(const Tensor& a, const Tensor* b_tensor, const BinaryAttrs& attrs, Tensor& out, Op op) {
   visit_dtype(out.dtype(), [&](auto tag) {
     using T = decltype(tag);
     if constexpr (std::is_same_v<T, float> || std::is_same_v<T, bf16> || std::is_same_v<T, f16>) {
       const T* pa = static_cast<const T*>(a.data_ptr());
       T* po = static_cast<T*>(out.data_ptr());
-      if (call.has_scalar) {
-        const float b = static_cast<float>(call.scalar);
+      if (b_tensor == nullptr) {
+        const float b = static_cast<float>(attrs.scalar.value());
         for_each_offset<2>(out.shape(), {broadcast_strides(a, out.shape()), out.strides()},
                            [&](const auto& o) { store_f32(po, o[1], op(load_f32(pa, o[0]), b)); });
         return;
       }
-      const Tensor& b = call.input(1);
+      const Tensor& b = *b_tensor;
       const T* pb = static_cast<const T*>(b.data_ptr());
       if (a.is_contiguous() && b.is_contiguous() && a.shape() == out.shape() && b.shape() == out.shape()) {
         const int64_t n = out.numel();  // the common case: one flat loop
@@ -47,9 +45,7 @@ void binary_loop(OpCall& call, Op op) {
 }
 
 template <typename Op>
-void unary_loop(OpCall& call, Op op) {
-  const Tensor& x = call.input(0);
-  Tensor& out = call.out;
+void unary_loop(const Tensor& x, Tensor& out, Op op) {
   visit_dtype(out.dtype(), [&](auto tag) {
     using T = decltype(tag);
     if constexpr (std::is_same_v<T, float> || std::is_same_v<T, bf16> || std::is_same_v<T, f16>) {
@@ -61,56 +57,74 @@ void unary_loop(OpCall& call, Op op) {
   });
 }
 
+// The scalar functions, in f32, as named functors: the same formulas as the
+// CUDA rungs' (elementwise_functors.cuh). A debugger breaking in a kernel below
+// stops after its prologue (a lambda defined inside the kernel would be laid
+// out before it and keep gdb from finding the prologue's end).
+struct AddOp {
+  float alpha;
+  float operator()(float x, float y) const { return x + alpha * y; }  // alpha = 1: 1 * y is y exactly
+};
+struct SubOp {
+  float alpha;
+  float operator()(float x, float y) const { return x - alpha * y; }
+};
+struct MulOp {
+  float operator()(float x, float y) const { return x * y; }
+};
+struct DivOp {
+  float operator()(float x, float y) const { return x / y; }
+};
+struct NegOp {
+  float operator()(float v) const { return -v; }
+};
+struct ExpOp {
+  float operator()(float v) const { return std::exp(v); }
+};
+struct TanhOp {
+  float operator()(float v) const { return std::tanh(v); }
+};
+// Both gelu forms avoid 1 + (something near -1): for x < -3 that sum cancels to a
+// few f32 ulps and loses most digits of the (tiny) result.
+struct GeluErfOp {  // x * Phi(x) = 0.5 x (1 + erf(x / sqrt 2)) = 0.5 x erfc(-x / sqrt 2)
+  float operator()(float v) const { return 0.5f * v * std::erfc(v * -0.7071067811865476f); }
+};
+struct GeluTanhOp {  // 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))): see gelu_math.h
+  float operator()(float v) const { return gelu_tanh_f32(v); }
+};
+struct ReluOp {  // NaN propagates (v > 0 is false for NaN, so return v itself then), as in PyTorch
+  float operator()(float v) const { return v > 0.0f || std::isnan(v) ? v : 0.0f; }
+};
+
 }  // namespace
 
-void add_cpu_ref(OpCall& call) {
-  const float alpha = static_cast<float>(call.alpha);
-  if (alpha == 1.0f) {
-    binary_loop(call, [](float a, float b) { return a + b; });
+void add_cpu_ref(const Tensor& a, const Tensor* b, const BinaryAttrs& attrs, Tensor& out) {
+  binary_loop(a, b, attrs, out, AddOp{static_cast<float>(attrs.alpha)});
+}
+
+void sub_cpu_ref(const Tensor& a, const Tensor* b, const BinaryAttrs& attrs, Tensor& out) {
+  binary_loop(a, b, attrs, out, SubOp{static_cast<float>(attrs.alpha)});
+}
+
+void mul_cpu_ref(const Tensor& a, const Tensor* b, const BinaryAttrs& attrs, Tensor& out) {
+  binary_loop(a, b, attrs, out, MulOp{});
+}
+
+void div_cpu_ref(const Tensor& a, const Tensor* b, const BinaryAttrs& attrs, Tensor& out) {
+  binary_loop(a, b, attrs, out, DivOp{});
+}
+
+void neg_cpu_ref(const Tensor& x, Tensor& out) { unary_loop(x, out, NegOp{}); }
+void exp_cpu_ref(const Tensor& x, Tensor& out) { unary_loop(x, out, ExpOp{}); }
+void tanh_cpu_ref(const Tensor& x, Tensor& out) { unary_loop(x, out, TanhOp{}); }
+void relu_cpu_ref(const Tensor& x, Tensor& out) { unary_loop(x, out, ReluOp{}); }
+
+void gelu_cpu_ref(const Tensor& x, const GeluAttrs& attrs, Tensor& out) {
+  if (attrs.approximate == GeluApprox::tanh) {
+    unary_loop(x, out, GeluTanhOp{});
   } else {
-    binary_loop(call, [alpha](float a, float b) { return a + alpha * b; });
+    unary_loop(x, out, GeluErfOp{});
   }
-}
-
-void sub_cpu_ref(OpCall& call) {
-  const float alpha = static_cast<float>(call.alpha);
-  binary_loop(call, [alpha](float a, float b) { return a - alpha * b; });
-}
-
-void mul_cpu_ref(OpCall& call) {
-  binary_loop(call, [](float a, float b) { return a * b; });
-}
-
-void div_cpu_ref(OpCall& call) {
-  binary_loop(call, [](float a, float b) { return a / b; });
-}
-
-void neg_cpu_ref(OpCall& call) {
-  unary_loop(call, [](float x) { return -x; });
-}
-
-void exp_cpu_ref(OpCall& call) {
-  unary_loop(call, [](float x) { return std::exp(x); });
-}
-
-void tanh_cpu_ref(OpCall& call) {
-  unary_loop(call, [](float x) { return std::tanh(x); });
-}
-
-void gelu_cpu_ref(OpCall& call) {
-  // Both forms are written so that no 1 + (something near -1) is formed: for x < -3 that sum
-  // cancels to a few f32 ulps and loses most digits of the (tiny) result.
-  if (call.approximate == GeluApprox::tanh) {
-    unary_loop(call, gelu_tanh_f32);  // 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))): see gelu_math.h
-  } else {
-    // Exact: x * Phi(x) = 0.5 x (1 + erf(x / sqrt 2)) = 0.5 x erfc(-x / sqrt 2).
-    unary_loop(call, [](float x) { return 0.5f * x * std::erfc(x * -0.7071067811865476f); });
-  }
-}
-
-void relu_cpu_ref(OpCall& call) {
-  // NaN propagates (x > 0 is false for NaN, so return x itself then), as in PyTorch.
-  unary_loop(call, [](float x) { return x > 0.0f || std::isnan(x) ? x : 0.0f; });
 }
 
 }  // namespace ts

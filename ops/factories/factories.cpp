@@ -4,13 +4,14 @@
 // Composition mirrors PyTorch's profile: zeros -> empty + fill_. Random values
 // come from a counter-based generator (value i depends only on the seed and
 // its position), so the same seed gives the same tensor on every device.
+#include "ops/factories/factories.h"
+
 #include <cmath>
 #include <vector>
 
 #include "ops/checks.h"
 #include "ops/dispatch.h"
-#include "ops/ops.h"
-#include "ops/variants.h"
+#include "ops/int_conversion.h"
 #include "tensor/cuda_device.h"
 
 namespace ts {
@@ -24,47 +25,103 @@ struct GeneratorState {
 };
 GeneratorState generator;
 
-void check_shape(const OpCall& call, const Dims& shape) {
+// Allocates call.out of `shape` on the options' device.
+void allocate(OpCall& call, const Dims& shape, Options options) {
   for (int64_t s : shape)
-    TS_CHECK(s >= 0, "{}: trying to create tensor with negative dimension {}: {}", op_name(call.op), s, shape);
-}
-
-// Allocates call.out with call.shape on call.device.
-void prepare_factory(OpCall& call) {
-  check_shape(call, call.shape);
-  check_device_available(call.device, op_name(call.op));
-  call.out = make_contiguous_tensor(call.shape, {call.dtype, call.device});
-}
-
-Tensor factory(OpId op, const Dims& shape, Options options, Where loc) {
-  OpCall call(op, loc);
-  call.shape = shape;
-  call.dtype = options.dtype;
+    TS_CHECK(s >= 0, "{}: trying to create tensor with negative dimension {}: {}", call.op.name, s, shape);
+  check_device_available(options.device, call.op.name);
   call.device = options.device;
-  return dispatch(call, prepare_factory);
+  call.out = make_contiguous_tensor(shape, options);
 }
 
-Tensor random(OpId op, const Dims& shape, Options options, Where loc) {
-  OpCall call(op, loc);
-  call.shape = shape;
-  call.dtype = options.dtype;
-  call.device = options.device;
-  call.seed = generator.seed;
-  call.start = static_cast<int64_t>(generator.offset);
-  TS_CHECK(is_floating(options.dtype), "{}: dtype must be floating, got {}", op_name(op),
-           dtype_short_name(options.dtype));
+void prepare_empty(OpCall& call) {
+  const auto& attrs = call.attrs<FactoryAttrs>();
+  allocate(call, attrs.shape, attrs.options);
+}
+
+void prepare_arange(OpCall& call) {
+  const auto& attrs = call.attrs<ArangeAttrs>();
+  allocate(call, {attrs.length}, attrs.options);
+}
+
+void prepare_random(OpCall& call) {
+  const auto& attrs = call.attrs<RandomAttrs>();
+  TS_CHECK(is_floating(attrs.options.dtype), "{}: dtype must be floating, got {}", call.op.name,
+           dtype_short_name(attrs.options.dtype));
+  allocate(call, attrs.shape, attrs.options);
+}
+
+void prepare_fill(OpCall& call) {
+  check_inputs_on_one_device(call);
+  check_no_internal_overlap(call, call.input(0));
+  call.out = call.input(0);  // in place: the result is the input
+}
+
+// Every element written once.
+Cost write_cost(const OpCall& call) {
+  return {0, static_cast<double>(call.out.numel()) * static_cast<double>(call.out.element_size())};
+}
+
+// fill_(self, value) records its value after the tensor.
+void fill_scalars(const OpCall& call, std::vector<double>& out) { out.push_back(call.attrs<FillAttrs>().value); }
+
+Tensor random(const OpDef& op, const Dims& shape, Options options, Where loc) {
+  const RandomAttrs attrs{.shape = shape, .options = options, .seed = generator.seed, .offset = generator.offset};
+  OpCall call(op, attrs, loc);
+  Tensor out = dispatch(call);
   // randn draws two uniforms per value (Box-Muller); keep offsets disjoint either way.
-  generator.offset += 2 * static_cast<uint64_t>(numel_of(shape));
-  return dispatch(call, prepare_factory);
+  generator.offset += 2 * static_cast<uint64_t>(out.numel());
+  return out;
 }
+
+using enum VariantDevice;
+
+// clang-format off
+const Variant empty_rungs[] = {
+  {"empty/any/alloc",     &ops::empty,  any,  0, "allocation only: the caching/aligned allocator, no kernel", nullptr, run_kernel<&empty_alloc>},
+};
+const Variant fill__rungs[] = {
+  {"fill_/cpu/ref",       &ops::fill_,  cpu,  0, "one loop over the (strided) elements",                     nullptr,                  run_kernel<&fill_cpu_ref>},
+  {"fill_/cuda/strided",  &ops::fill_,  cuda, 1, "one thread per element; any view through OffsetCalc",     nullptr,                  run_kernel<&fill_cuda_strided>},
+  {"fill_/cuda/dense",    &ops::fill_,  cuda, 2, "a contiguous tensor: element i at offset i, no index math", fill_cuda_dense_supports, run_kernel<&fill_cuda_dense>},
+};
+const Variant arange_rungs[] = {
+  {"arange/cpu/ref",      &ops::arange, cpu,  0, "start + i*step",                                          nullptr, run_kernel<&arange_cpu_ref>},
+  {"arange/cuda/naive",   &ops::arange, cuda, 1, "one thread per element, start + i*step in double",        nullptr, run_kernel<&arange_cuda_naive>},
+};
+const Variant rand_rungs[] = {
+  {"rand/cpu/ref",        &ops::rand,   cpu,  0, "uniform [0,1) from the counter-based generator",          nullptr, run_kernel<&rand_cpu_ref>},
+  {"rand/cuda/naive",     &ops::rand,   cuda, 1, "the CPU's splitmix64 counter hash, one thread per element", nullptr, run_kernel<&rand_cuda_naive>},
+};
+const Variant randn_rungs[] = {
+  {"randn/cpu/ref",       &ops::randn,  cpu,  0, "standard normal (Box-Muller) from the counter-based generator", nullptr, run_kernel<&randn_cpu_ref>},
+  {"randn/cuda/naive",    &ops::randn,  cuda, 1, "the CPU's Box-Muller on the same counters",               nullptr, run_kernel<&randn_cuda_naive>},
+};
+// clang-format on
 
 }  // namespace
 
+namespace ops {
+const OpDef empty{.name = "ts::empty", .attrs = attrs_tag<FactoryAttrs>, .prepare = prepare_empty, .rungs = empty_rungs};
+const OpDef fill_{.name = "ts::fill_", .attrs = attrs_tag<FillAttrs>, .prepare = prepare_fill, .rungs = fill__rungs,
+                  .cost = write_cost, .scalar_args = fill_scalars};
+const OpDef arange{.name = "ts::arange", .attrs = attrs_tag<ArangeAttrs>, .prepare = prepare_arange,
+                   .rungs = arange_rungs, .cost = write_cost};
+const OpDef rand{.name = "ts::rand", .attrs = attrs_tag<RandomAttrs>, .prepare = prepare_random, .rungs = rand_rungs,
+                 .cost = write_cost};
+const OpDef randn{.name = "ts::randn", .attrs = attrs_tag<RandomAttrs>, .prepare = prepare_random,
+                  .rungs = randn_rungs, .cost = write_cost};
+}  // namespace ops
+
 void manual_seed(uint64_t seed) { generator = {seed, 0}; }
 
-void empty_alloc(OpCall&) {}  // prepare_factory allocated call.out: nothing to compute
+void empty_alloc(Tensor&) {}  // prepare allocated the output: nothing to compute
 
-Tensor empty(const Dims& shape, Options options, Where loc) { return factory(OpId::empty, shape, options, loc); }
+Tensor empty(const Dims& shape, Options options, Where loc) {
+  const FactoryAttrs attrs{shape, options};
+  OpCall call(ops::empty, attrs, loc);
+  return dispatch(call);
+}
 
 Tensor empty_like(const Tensor& x, Where loc) { return empty(x.shape(), {x.dtype(), x.device()}, loc); }
 
@@ -78,23 +135,31 @@ Tensor zeros(const Dims& shape, Options options, Where loc) { return full(shape,
 Tensor ones(const Dims& shape, Options options, Where loc) { return full(shape, 1.0, options, loc); }
 Tensor zeros_like(const Tensor& x, Where loc) { return zeros(x.shape(), {x.dtype(), x.device()}, loc); }
 
+Tensor& fill_(Tensor& x, double value, Where loc) {
+  const FillAttrs attrs{value};
+  OpCall call(ops::fill_, attrs, loc, {&x});
+  dispatch(call);
+  return x;
+}
+
 Tensor arange(double start, double end, double step, Options options, Where loc) {
-  OpCall call(OpId::arange, loc);
+  TS_CHECK(std::isfinite(start) && std::isfinite(end) && std::isfinite(step),
+           "arange: start, end and step must be finite, got ({}, {}, {})", start, end, step);
   TS_CHECK(step != 0, "arange: step must be nonzero");
-  TS_CHECK((end - start) / step >= 0, "arange: upper bound and larger bound inconsistent with step sign ({}, {}, {})",
-           start, end, step);
-  call.shape = {static_cast<int64_t>(std::ceil((end - start) / step))};
-  call.scalar = start;
-  call.alpha = step;
-  call.dtype = options.dtype;
-  call.device = options.device;
-  return dispatch(call, prepare_factory);
+  const double length = std::ceil((end - start) / step);
+  TS_CHECK(length >= 0, "arange: upper bound and larger bound inconsistent with step sign ({}, {}, {})", start, end,
+           step);
+  TS_CHECK(length < 9223372036854775808.0, "arange: ({}, {}, {}) has {} elements, more than a tensor can hold", start,
+           end, step, length);
+  const ArangeAttrs attrs{.start = start, .step = step, .length = static_cast<int64_t>(length), .options = options};
+  OpCall call(ops::arange, attrs, loc);
+  return dispatch(call);
 }
 
 Tensor arange(double end, Options options, Where loc) { return arange(0, end, 1, options, loc); }
 
-Tensor rand(const Dims& shape, Options options, Where loc) { return random(OpId::rand, shape, options, loc); }
-Tensor randn(const Dims& shape, Options options, Where loc) { return random(OpId::randn, shape, options, loc); }
+Tensor rand(const Dims& shape, Options options, Where loc) { return random(ops::rand, shape, options, loc); }
+Tensor randn(const Dims& shape, Options options, Where loc) { return random(ops::randn, shape, options, loc); }
 
 // ---- tensors from C++ values --------------------------------------------------
 
@@ -111,7 +176,7 @@ Tensor from_vector(const std::vector<T>& values, const Dims& shape, Options opti
       if constexpr (std::is_same_v<D, bf16> || std::is_same_v<D, f16>) {
         p[i] = D(static_cast<float>(values[i]));
       } else {
-        p[i] = static_cast<D>(values[i]);
+        p[i] = numeric_cast<D>(values[i]);
       }
     }
   });

@@ -8,7 +8,8 @@
 #include <numbers>
 
 #include "ops/cpu_loops.h"
-#include "ops/variants.h"
+#include "ops/factories/factories.h"
+#include "ops/int_conversion.h"
 
 namespace ts {
 
@@ -41,7 +42,7 @@ void fill_contiguous(Tensor& out, Fn value_at) {
       if constexpr (std::is_same_v<T, bf16> || std::is_same_v<T, f16>) {
         p[i] = T(static_cast<float>(value_at(i)));
       } else {
-        p[i] = static_cast<T>(value_at(i));
+        p[i] = numeric_cast<T>(value_at(i));
       }
     }
   });
@@ -49,35 +50,34 @@ void fill_contiguous(Tensor& out, Fn value_at) {
 
 }  // namespace
 
-void fill_cpu_ref(OpCall& call) {
-  Tensor& x = call.out;
+void fill_cpu_ref(const FillAttrs& attrs, Tensor& x) {
   visit_dtype(x.dtype(), [&](auto tag) {
     using T = decltype(tag);
     T value;
     if constexpr (std::is_same_v<T, bf16> || std::is_same_v<T, f16>) {
-      value = T(static_cast<float>(call.scalar));
+      value = T(static_cast<float>(attrs.value));
     } else {
-      value = static_cast<T>(call.scalar);
+      value = numeric_cast<T>(attrs.value);
     }
     T* p = static_cast<T*>(x.data_ptr());
     for_each_offset<1>(x.shape(), {x.strides()}, [&](const auto& o) { p[o[0]] = value; });
   });
 }
 
-void arange_cpu_ref(OpCall& call) {
-  const double start = call.scalar, step = call.alpha;
-  fill_contiguous(call.out, [&](int64_t i) { return start + static_cast<double>(i) * step; });
+void arange_cpu_ref(const ArangeAttrs& attrs, Tensor& out) {
+  const double start = attrs.start, step = attrs.step;
+  fill_contiguous(out, [&](int64_t i) { return start + static_cast<double>(i) * step; });
 }
 
-void rand_cpu_ref(OpCall& call) {
-  const uint64_t seed = call.seed, offset = static_cast<uint64_t>(call.start);
-  const int bits = significand_bits(call.out.dtype());
-  fill_contiguous(call.out, [&](int64_t i) { return uniform(seed, offset + 2 * static_cast<uint64_t>(i), bits); });
+void rand_cpu_ref(const RandomAttrs& attrs, Tensor& out) {
+  const uint64_t seed = attrs.seed, offset = attrs.offset;
+  const int bits = significand_bits(out.dtype());
+  fill_contiguous(out, [&](int64_t i) { return uniform(seed, offset + 2 * static_cast<uint64_t>(i), bits); });
 }
 
-void randn_cpu_ref(OpCall& call) {
-  const uint64_t seed = call.seed, offset = static_cast<uint64_t>(call.start);
-  fill_contiguous(call.out, [&](int64_t i) {
+void randn_cpu_ref(const RandomAttrs& attrs, Tensor& out) {
+  const uint64_t seed = attrs.seed, offset = attrs.offset;
+  fill_contiguous(out, [&](int64_t i) {
     // Box-Muller: two uniforms per value; 1 - u keeps the log's argument in (0, 1].
     const uint64_t c = offset + 2 * static_cast<uint64_t>(i);
     const float u1 = 1.0f - uniform(seed, c), u2 = uniform(seed, c + 1);

@@ -1,14 +1,16 @@
-// ops/factories/factories_cuda_naive.cu: rung 1 of fill_, arange, rand and randn on CUDA.
+// ops/factories/factories_cuda_naive.cu: the CUDA rungs of fill_, arange, rand and randn.
 //
 // What changed from rung 0 (factories_cpu_ref.cpp): one thread per element.
 //        The random generator is the CPU's, line for line: value i is a
 //        splitmix64 hash of (seed, offset + 2i), so a seed gives the same
 //        tensor on both devices (rand bit for bit; randn within an ulp or two,
 //        since logf/cosf on the GPU and in libm may round differently).
+//        fill_ has two rungs: strided (any view, offsets from the strides) and
+//        dense (a contiguous tensor: element i at offset i).
 // Cost:  one write per element (fill_ on a strided view: the same, scattered).
 // Try:   ./build/dev/ts_tests -tc='cuda: every variant*'
 #include "ops/cuda_common.cuh"
-#include "ops/variants.h"
+#include "ops/factories/factories.h"
 
 namespace ts {
 
@@ -40,7 +42,7 @@ __global__ void arange_kernel(T* __restrict__ out, int64_t n, double start, doub
     if constexpr (is_half_type<T>) {
       out[i] = from_float<T>(static_cast<float>(v));
     } else {
-      out[i] = static_cast<T>(v);
+      out[i] = numeric_cast<T>(v);
     }
   }
 }
@@ -87,54 +89,61 @@ __global__ void randn_box_muller_kernel(T* __restrict__ out, int64_t n, uint64_t
 // ---- entry points ---------------------------------------------------------------------
 
 // x: any dtype, any strides (no two elements sharing memory: prepare checked).
-void fill_cuda_naive(OpCall& call) {
-  Tensor& x = call.out;
+void fill_cuda_strided(const FillAttrs& attrs, Tensor& x) {
   const int64_t n = x.numel();
   if (n == 0) return;
   visit_any_dtype(x.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
-    const T value = cuda_value<T>(call.scalar);
-    T* px = static_cast<T*>(x.data_ptr());
-    if (x.is_contiguous()) {
-      launch(fill_contiguous_kernel<T>, grid_for(n), kThreads, px, n, value);
-    } else {
-      launch(fill_strided_kernel<T>, grid_for(n), kThreads, px, n, make_offset_calc<1>(x.shape(), {x.strides()}),
-             value);
-    }
+    launch(fill_strided_kernel<T>, grid_for(n), kThreads, static_cast<T*>(x.data_ptr()), n,
+           make_offset_calc<1>(x.shape(), {x.strides()}), cuda_value<T>(attrs.value));
+  });
+}
+
+bool fill_cuda_dense_supports(const OpCall& call, std::string* why) {
+  if (call.out.is_contiguous()) return true;
+  if (why) *why = fmt::format("needs a contiguous tensor; got shape {} strides {}", call.out.shape(), call.out.strides());
+  return false;
+}
+
+// x: contiguous, any dtype.
+void fill_cuda_dense(const FillAttrs& attrs, Tensor& x) {
+  const int64_t n = x.numel();
+  if (n == 0) return;
+  visit_any_dtype(x.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    launch(fill_contiguous_kernel<T>, grid_for(n), kThreads, static_cast<T*>(x.data_ptr()), n,
+           cuda_value<T>(attrs.value));
   });
 }
 
 // out [n] contiguous, any dtype.
-void arange_cuda_naive(OpCall& call) {
-  Tensor& out = call.out;
+void arange_cuda_naive(const ArangeAttrs& attrs, Tensor& out) {
   const int64_t n = out.numel();
   if (n == 0) return;
   visit_any_dtype(out.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
-    launch(arange_kernel<T>, grid_for(n), kThreads, static_cast<T*>(out.data_ptr()), n, call.scalar, call.alpha);
+    launch(arange_kernel<T>, grid_for(n), kThreads, static_cast<T*>(out.data_ptr()), n, attrs.start, attrs.step);
   });
 }
 
 // out [*] contiguous, floating.
-void rand_cuda_naive(OpCall& call) {
-  Tensor& out = call.out;
+void rand_cuda_naive(const RandomAttrs& attrs, Tensor& out) {
   const int64_t n = out.numel();
   if (n == 0) return;
   visit_float_dtype(out.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
-    launch(rand_uniform_kernel<T>, grid_for(n), kThreads, static_cast<T*>(out.data_ptr()), n, call.seed,
-           static_cast<uint64_t>(call.start));
+    launch(rand_uniform_kernel<T>, grid_for(n), kThreads, static_cast<T*>(out.data_ptr()), n, attrs.seed,
+           attrs.offset);
   });
 }
 
-void randn_cuda_naive(OpCall& call) {
-  Tensor& out = call.out;
+void randn_cuda_naive(const RandomAttrs& attrs, Tensor& out) {
   const int64_t n = out.numel();
   if (n == 0) return;
   visit_float_dtype(out.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
-    launch(randn_box_muller_kernel<T>, grid_for(n), kThreads, static_cast<T*>(out.data_ptr()), n, call.seed,
-           static_cast<uint64_t>(call.start));
+    launch(randn_box_muller_kernel<T>, grid_for(n), kThreads, static_cast<T*>(out.data_ptr()), n, attrs.seed,
+           attrs.offset);
   });
 }
 

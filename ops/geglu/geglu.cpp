@@ -5,10 +5,10 @@
 // through memory; this op does both in one pass. gate and up may be strided
 // views, e.g. the two halves of one merged GEMM's output [tokens, 2*hidden].
 // Shapes: gate [*, H] and up [*, H] (equal shapes, one dtype) -> out [*, H], contiguous.
+#include "ops/geglu/geglu.h"
+
 #include "ops/checks.h"
 #include "ops/dispatch.h"
-#include "ops/ops.h"
-#include "ops/variants.h"
 
 namespace ts {
 
@@ -25,17 +25,33 @@ void prepare_geglu(OpCall& call) {
   call.out = make_contiguous_tensor(gate.shape(), {gate.dtype(), call.device});
 }
 
-}  // namespace
-
-Tensor geglu(const Tensor& gate, const Tensor& up, Where loc) {
-  OpCall call(OpId::geglu, loc, {&gate, &up});
-  return dispatch(call, prepare_geglu);
-}
-
 Cost geglu_cost(const OpCall& call) {
   const double n = static_cast<double>(call.out.numel());
   // Reads gate and up once, writes out once: 3 n elements. About 10 FLOPs per element (gelu + mul).
   return {10 * n, 3 * n * static_cast<double>(call.out.element_size())};
+}
+
+using enum VariantDevice;
+
+// clang-format off
+const Variant geglu_rungs[] = {
+  {"geglu/cpu/ref",    &ops::geglu, cpu,  0, "gelu_tanh(gate) * up in one strided loop, f32",                  nullptr, run_kernel<&geglu_cpu_ref>},
+  {"geglu/cuda/strided", &ops::geglu, cuda, 1, "one pass, a thread per element: the gelu result never touches memory", nullptr, run_kernel<&geglu_cuda_strided>},
+  {"geglu/cuda/rows",  &ops::geglu, cuda, 2, "the same pass over rows of 16-byte packs (any row stride)",         geglu_cuda_rows_supports, run_kernel<&geglu_cuda_rows>},
+};
+// clang-format on
+
+}  // namespace
+
+namespace ops {
+const OpDef geglu{.name = "ts::geglu", .attrs = attrs_tag<NoAttrs>, .prepare = prepare_geglu, .rungs = geglu_rungs,
+                  .cost = geglu_cost};
+}  // namespace ops
+
+Tensor geglu(const Tensor& gate, const Tensor& up, Where loc) {
+  const NoAttrs attrs;
+  OpCall call(ops::geglu, attrs, loc, {&gate, &up});
+  return dispatch(call);
 }
 
 }  // namespace ts

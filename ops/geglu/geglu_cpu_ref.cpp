@@ -6,14 +6,11 @@
 // Cost:  reads gate and up once, writes out once.
 #include "ops/cpu_loops.h"
 #include "ops/elementwise/gelu_math.h"
-#include "ops/variants.h"
+#include "ops/geglu/geglu.h"
 
 namespace ts {
 
-void geglu_cpu_ref(OpCall& call) {
-  const Tensor& gate = call.input(0);
-  const Tensor& up = call.input(1);
-  Tensor& out = call.out;
+void geglu_cpu_ref(const Tensor& gate, const Tensor& up, Tensor& out) {
   visit_dtype(out.dtype(), [&](auto tag) {
     using T = decltype(tag);
     if constexpr (std::is_same_v<T, float> || std::is_same_v<T, bf16> || std::is_same_v<T, f16>) {

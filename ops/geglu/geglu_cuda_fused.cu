@@ -1,6 +1,6 @@
-// ops/geglu/geglu_cuda_fused.cu: rung 1 of geglu on CUDA: gelu_tanh(gate) * up in one pass.
+// ops/geglu/geglu_cuda_fused.cu: the CUDA rungs of geglu: gelu_tanh(gate) * up in one pass.
 //
-// What changed from the eager pair (gelu/cuda/naive then mul/cuda/naive):
+// What changed from the eager pair (a gelu kernel, then a mul kernel):
 //        one kernel instead of two, and the gelu result never goes to memory.
 //        Eager moves 5 tensors of [rows, H] (gelu: read gate, write g;
 //        mul: read g, read up, write out); fused moves 3. For the MLP's
@@ -10,14 +10,16 @@
 //        may be views with any row stride (the two halves of one merged GEMM
 //        output [rows, 2H]), so the kernel is generic over shapes: no
 //        recompilation per (rows, H), unlike a compiler's specialization.
-//        Inputs that are not 16-byte aligned rows fall back to a strided
-//        kernel with one element per thread.
+// Rungs: geglu/cuda/strided (1): any layout, one element per thread, offsets
+//        from the strides; geglu/cuda/rows (2): the packed kernel above, for
+//        rows of 16-byte aligned packs (supports() checks the layout).
 // Cost:  memory-bound: 3 * rows * H * sizeof(T) bytes; at ~4.3 TB/s the
 //        [8192, 3072] bf16 case has a floor of ~35 us.
 // Try:   ./build/dev/tutorials/03_mlp --path fused
+//        ./build/dev/ts_ladder --op geglu --device cuda
 #include "ops/cuda_common.cuh"
 #include "ops/elementwise/gelu_math.h"
-#include "ops/variants.h"
+#include "ops/geglu/geglu.h"
 
 namespace ts {
 
@@ -69,30 +71,42 @@ bool rows_are_packable(const Tensor& x, int64_t cols, int64_t pack) {
 
 }  // namespace
 
-void geglu_cuda_fused(OpCall& call) {
-  const Tensor& gate = call.input(0);
-  const Tensor& up = call.input(1);
-  Tensor& out = call.out;
+bool geglu_cuda_rows_supports(const OpCall& call, std::string* why) {
+  const Tensor &gate = call.input(0), &up = call.input(1), &out = call.out;
+  const int64_t cols = out.dim() ? out.shape()[out.dim() - 1] : 1;
+  const int64_t pack = 16 / static_cast<int64_t>(out.element_size());
+  if (rows_are_packable(gate, cols, pack) && rows_are_packable(up, cols, pack) && aligned16(out.data_ptr())) return true;
+  if (why) *why = fmt::format("needs gate and up as rows of 16-byte aligned packs (unit column stride, {} | {} columns, "
+                              "one row stride); got gate {} strides {}, up {} strides {}",
+                              pack, cols, gate.shape(), gate.strides(), up.shape(), up.strides());
+  return false;
+}
+
+void geglu_cuda_rows(const Tensor& gate, const Tensor& up, Tensor& out) {
   const int64_t n = out.numel();
   if (n == 0) return;
   const int64_t cols = out.dim() ? out.shape()[out.dim() - 1] : 1;
   const int64_t rows = n / cols;
   visit_float_dtype(out.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
-    const T* pg = static_cast<const T*>(gate.data_ptr());
-    const T* pu = static_cast<const T*>(up.data_ptr());
-    T* po = static_cast<T*>(out.data_ptr());
     constexpr int64_t kPack = Pack<T>::kSize;
-    if (rows_are_packable(gate, cols, kPack) && rows_are_packable(up, cols, kPack) && aligned16(po)) {
-      const int64_t gate_rs = gate.dim() >= 2 ? gate.strides()[gate.dim() - 2] : cols;
-      const int64_t up_rs = up.dim() >= 2 ? up.strides()[up.dim() - 2] : cols;
-      const dim3 grid(static_cast<unsigned>(ceil_div(cols / kPack, kRowThreads)),
-                      static_cast<unsigned>(std::min<int64_t>(rows, 65535)));
-      launch(geglu_fused_rows_kernel<T>, grid, kRowThreads, pg, gate_rs, pu, up_rs, po, rows, cols);
-      return;
-    }
-    const OffsetCalc<2> calc = make_offset_calc<2>(out.shape(), {gate.strides(), up.strides()});
-    launch(geglu_fused_strided_kernel<T>, grid_for(n), kThreads, pg, pu, po, n, calc);
+    const int64_t gate_rs = gate.dim() >= 2 ? gate.strides()[gate.dim() - 2] : cols;
+    const int64_t up_rs = up.dim() >= 2 ? up.strides()[up.dim() - 2] : cols;
+    const dim3 grid(static_cast<unsigned>(ceil_div(cols / kPack, kRowThreads)),
+                    static_cast<unsigned>(std::min<int64_t>(rows, 65535)));
+    launch(geglu_fused_rows_kernel<T>, grid, kRowThreads, static_cast<const T*>(gate.data_ptr()), gate_rs,
+           static_cast<const T*>(up.data_ptr()), up_rs, static_cast<T*>(out.data_ptr()), rows, cols);
+  });
+}
+
+void geglu_cuda_strided(const Tensor& gate, const Tensor& up, Tensor& out) {
+  const int64_t n = out.numel();
+  if (n == 0) return;
+  const OffsetCalc<2> calc = make_offset_calc<2>(out.shape(), {gate.strides(), up.strides()});
+  visit_float_dtype(out.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    launch(geglu_fused_strided_kernel<T>, grid_for(n), kThreads, static_cast<const T*>(gate.data_ptr()),
+           static_cast<const T*>(up.data_ptr()), static_cast<T*>(out.data_ptr()), n, calc);
   });
 }
 

@@ -3,11 +3,10 @@
 // masked_fill is out of place: it clones its input, then runs masked_fill_
 // on the copy. That clone is the "hidden copy" kernel the attention lesson
 // finds in the trace; calling masked_fill_ directly removes it.
-// Attributes used: scalar (the fill value), dim (triu/tril's diagonal).
+#include "ops/masking/masking.h"
+
 #include "ops/checks.h"
 #include "ops/dispatch.h"
-#include "ops/ops.h"
-#include "ops/variants.h"
 
 namespace ts {
 
@@ -15,7 +14,7 @@ namespace {
 
 // The shape x and mask broadcast to; the mask must be bool.
 Dims check_mask(const OpCall& call, const Tensor& x, const Tensor& mask) {
-  TS_CHECK(mask.dtype() == DType::b8, "{}: expected a bool mask, got {} (mask shape {})", op_name(call.op),
+  TS_CHECK(mask.dtype() == DType::b8, "{}: expected a bool mask, got {} (mask shape {})", call.op.name,
            dtype_short_name(mask.dtype()), mask.shape());
   return broadcast_shapes(call, x.shape(), mask.shape());
 }
@@ -32,7 +31,7 @@ void prepare_masked_fill_(OpCall& call) {
   const Tensor& x = call.input(0);
   const Tensor& mask = call.input(1);
   TS_CHECK(check_mask(call, x, mask) == x.shape(),
-           "{}: the mask of shape {} cannot be broadcast to the input's shape {}", op_name(call.op), mask.shape(),
+           "{}: the mask of shape {} cannot be broadcast to the input's shape {}", call.op.name, mask.shape(),
            x.shape());
   check_no_internal_overlap(call, x);
   call.out = x;
@@ -53,45 +52,97 @@ void prepare_where(OpCall& call) {
 void prepare_triangle(OpCall& call) {
   check_inputs_on_one_device(call);
   const Tensor& x = call.input(0);
-  TS_CHECK(x.dim() >= 2, "{}: input tensor must have at least 2 dimensions, got shape {}", op_name(call.op),
+  TS_CHECK(x.dim() >= 2, "{}: input tensor must have at least 2 dimensions, got shape {}", call.op.name,
            x.shape());
   call.out = make_contiguous_tensor(x.shape(), {x.dtype(), call.device});
 }
 
-Tensor triangle(OpId op, const Tensor& x, int64_t diagonal, Where loc) {
-  OpCall call(op, loc, {&x});
-  call.dim = diagonal;
-  return dispatch(call, prepare_triangle);
+// Every input read once, the output written once.
+Cost masking_cost(const OpCall& call) {
+  double bytes = static_cast<double>(call.out.numel()) * static_cast<double>(call.out.element_size());
+  for (const Tensor* x : call.tensor_args())
+    if (x != nullptr) bytes += static_cast<double>(x->numel()) * static_cast<double>(x->element_size());
+  return {0, bytes};
 }
+
+// masked_fill(self, mask, value) records its value after the tensors.
+void fill_value(const OpCall& call, std::vector<double>& out) { out.push_back(call.attrs<MaskedFillAttrs>().value); }
+
+using enum VariantDevice;
+
+// clang-format off
+const Variant masked_fill_rungs[] = {
+  {"masked_fill/any/composite", &ops::masked_fill,  any,  0, "clone + masked_fill_: the copy is the price of out-of-place", nullptr, run_kernel<&masked_fill_composite>},
+};
+const Variant masked_fill__rungs[] = {
+  {"masked_fill_/cpu/ref",      &ops::masked_fill_, cpu,  0, "in place: x = mask ? value : x, mask broadcast",         nullptr, run_kernel<&masked_fill__cpu_ref>},
+  {"masked_fill_/cuda/naive",   &ops::masked_fill_, cuda, 1, "one thread per element, writes where the mask is true",  nullptr, run_kernel<&masked_fill__cuda_naive>},
+};
+const Variant where_rungs[] = {
+  {"where/cpu/ref",             &ops::where,        cpu,  0, "cond ? a : b, all three broadcast",                      nullptr, run_kernel<&where_cpu_ref>},
+  {"where/cuda/naive",          &ops::where,        cuda, 1, "one thread per element, three broadcast reads",          nullptr, run_kernel<&where_cuda_naive>},
+};
+const Variant triu_rungs[] = {
+  {"triu/cpu/ref",              &ops::triu,         cpu,  0, "keep j - i >= diagonal in the last two dims",            nullptr, run_kernel<&triu_cpu_ref>},
+  {"triu/cuda/naive",           &ops::triu,         cuda, 1, "one thread per element; (row, col) from the output index", nullptr, run_kernel<&triu_cuda_naive>},
+};
+const Variant tril_rungs[] = {
+  {"tril/cpu/ref",              &ops::tril,         cpu,  0, "keep j - i <= diagonal in the last two dims",            nullptr, run_kernel<&tril_cpu_ref>},
+  {"tril/cuda/naive",           &ops::tril,         cuda, 1, "one thread per element; (row, col) from the output index", nullptr, run_kernel<&tril_cuda_naive>},
+};
+// clang-format on
 
 }  // namespace
 
+namespace ops {
+const OpDef masked_fill{.name = "ts::masked_fill", .attrs = attrs_tag<MaskedFillAttrs>, .prepare = prepare_masked_fill,
+                        .rungs = masked_fill_rungs, .scalar_args = fill_value};
+const OpDef masked_fill_{.name = "ts::masked_fill_", .attrs = attrs_tag<MaskedFillAttrs>,
+                         .prepare = prepare_masked_fill_, .rungs = masked_fill__rungs, .cost = masking_cost,
+                         .scalar_args = fill_value};
+const OpDef where{.name = "ts::where", .attrs = attrs_tag<NoAttrs>, .prepare = prepare_where, .rungs = where_rungs,
+                  .cost = masking_cost};
+const OpDef triu{.name = "ts::triu", .attrs = attrs_tag<TriangleAttrs>, .prepare = prepare_triangle,
+                 .rungs = triu_rungs, .cost = masking_cost};
+const OpDef tril{.name = "ts::tril", .attrs = attrs_tag<TriangleAttrs>, .prepare = prepare_triangle,
+                 .rungs = tril_rungs, .cost = masking_cost};
+}  // namespace ops
+
 Tensor masked_fill(const Tensor& x, const Tensor& mask, double value, Where loc) {
-  OpCall call(OpId::masked_fill, loc, {&x, &mask});
-  call.scalar = value;
-  return dispatch(call, prepare_masked_fill);
+  const MaskedFillAttrs attrs{value};
+  OpCall call(ops::masked_fill, attrs, loc, {&x, &mask});
+  return dispatch(call);
 }
 
-void masked_fill_composite(OpCall& call) {
-  const Tensor& x = call.input(0);
-  const Dims shape = broadcast_shapes(call, x.shape(), call.input(1).shape());
-  call.out = clone(shape == x.shape() ? x : expand(x, shape, call.loc), call.loc);
-  masked_fill_(call.out, call.input(1), call.scalar, call.loc);
+void masked_fill_composite(const Tensor& x, const Tensor& mask, const MaskedFillAttrs& attrs, Tensor& out) {
+  const Dims shape = broadcast_shapes(ops::masked_fill.name, x.shape(), mask.shape());
+  out = clone(shape == x.shape() ? x : expand(x, shape));
+  masked_fill_(out, mask, attrs.value);
 }
 
 Tensor& masked_fill_(Tensor& x, const Tensor& mask, double value, Where loc) {
-  OpCall call(OpId::masked_fill_, loc, {&x, &mask});
-  call.scalar = value;
-  dispatch(call, prepare_masked_fill_);
+  const MaskedFillAttrs attrs{value};
+  OpCall call(ops::masked_fill_, attrs, loc, {&x, &mask});
+  dispatch(call);
   return x;
 }
 
 Tensor where(const Tensor& condition, const Tensor& a, const Tensor& b, Where loc) {
-  OpCall call(OpId::where, loc, {&condition, &a, &b});
-  return dispatch(call, prepare_where);
+  const NoAttrs attrs;
+  OpCall call(ops::where, attrs, loc, {&condition, &a, &b});
+  return dispatch(call);
 }
 
-Tensor triu(const Tensor& x, int64_t diagonal, Where loc) { return triangle(OpId::triu, x, diagonal, loc); }
-Tensor tril(const Tensor& x, int64_t diagonal, Where loc) { return triangle(OpId::tril, x, diagonal, loc); }
+Tensor triu(const Tensor& x, int64_t diagonal, Where loc) {
+  const TriangleAttrs attrs{diagonal};
+  OpCall call(ops::triu, attrs, loc, {&x});
+  return dispatch(call);
+}
+
+Tensor tril(const Tensor& x, int64_t diagonal, Where loc) {
+  const TriangleAttrs attrs{diagonal};
+  OpCall call(ops::tril, attrs, loc, {&x});
+  return dispatch(call);
+}
 
 }  // namespace ts

@@ -3,7 +3,8 @@
 // Cost: one read of each input element and one write; no arithmetic.
 #include "ops/checks.h"
 #include "ops/cpu_loops.h"
-#include "ops/variants.h"
+#include "ops/int_conversion.h"
+#include "ops/masking/masking.h"
 
 namespace ts {
 
@@ -14,15 +15,13 @@ T from_double(double v) {
   if constexpr (std::is_same_v<T, bf16> || std::is_same_v<T, f16>) {
     return T(static_cast<float>(v));
   } else {
-    return static_cast<T>(v);
+    return numeric_cast<T>(v);
   }
 }
 
 // out[..., i, j] = keep(j - i) ? x[..., i, j] : 0 over the last two dims.
 template <typename Keep>
-void triangle(OpCall& call, Keep keep) {
-  const Tensor& x = call.input(0);
-  Tensor& out = call.out;
+void triangle(const Tensor& x, Tensor& out, Keep keep) {
   const int nd = x.dim();  // >= 2, checked by the op's prepare step
   const int64_t rows = x.shape()[nd - 2], cols = x.shape()[nd - 1];
   const int64_t x_row = x.strides()[nd - 2], x_col = x.strides()[nd - 1];
@@ -42,13 +41,11 @@ void triangle(OpCall& call, Keep keep) {
 
 }  // namespace
 
-void masked_fill__cpu_ref(OpCall& call) {
-  Tensor& x = call.out;
-  const Tensor& mask = call.input(1);
+void masked_fill__cpu_ref(const Tensor&, const Tensor& mask, const MaskedFillAttrs& attrs, Tensor& x) {
   const bool* pm = static_cast<const bool*>(mask.data_ptr());
   visit_dtype(x.dtype(), [&](auto tag) {
     using T = decltype(tag);
-    const T value = from_double<T>(call.scalar);
+    const T value = from_double<T>(attrs.value);
     T* px = static_cast<T*>(x.data_ptr());
     for_each_offset<2>(x.shape(), {x.strides(), broadcast_strides(mask, x.shape())}, [&](const auto& o) {
       if (pm[o[1]]) px[o[0]] = value;
@@ -56,11 +53,7 @@ void masked_fill__cpu_ref(OpCall& call) {
   });
 }
 
-void where_cpu_ref(OpCall& call) {
-  const Tensor& cond = call.input(0);
-  const Tensor& a = call.input(1);
-  const Tensor& b = call.input(2);
-  Tensor& out = call.out;
+void where_cpu_ref(const Tensor& cond, const Tensor& a, const Tensor& b, Tensor& out) {
   const bool* pc = static_cast<const bool*>(cond.data_ptr());
   visit_dtype(out.dtype(), [&](auto tag) {
     using T = decltype(tag);
@@ -74,14 +67,14 @@ void where_cpu_ref(OpCall& call) {
   });
 }
 
-void triu_cpu_ref(OpCall& call) {
-  const int64_t diagonal = call.dim;
-  triangle(call, [diagonal](int64_t j_minus_i) { return j_minus_i >= diagonal; });
+void triu_cpu_ref(const Tensor& x, const TriangleAttrs& attrs, Tensor& out) {
+  const int64_t diagonal = attrs.diagonal;
+  triangle(x, out, [diagonal](int64_t j_minus_i) { return j_minus_i >= diagonal; });
 }
 
-void tril_cpu_ref(OpCall& call) {
-  const int64_t diagonal = call.dim;
-  triangle(call, [diagonal](int64_t j_minus_i) { return j_minus_i <= diagonal; });
+void tril_cpu_ref(const Tensor& x, const TriangleAttrs& attrs, Tensor& out) {
+  const int64_t diagonal = attrs.diagonal;
+  triangle(x, out, [diagonal](int64_t j_minus_i) { return j_minus_i <= diagonal; });
 }
 
 }  // namespace ts

@@ -10,7 +10,7 @@
 // Try:   ./build/dev/ts_tests -tc='cuda: every variant*'
 #include "ops/checks.h"
 #include "ops/cuda_common.cuh"
-#include "ops/variants.h"
+#include "ops/masking/masking.h"
 
 namespace ts {
 
@@ -60,16 +60,14 @@ __global__ void triangle_kernel(const T* __restrict__ x, T* __restrict__ out, in
 namespace {
 
 template <bool kUpper>
-void launch_triangle(OpCall& call) {
-  const Tensor& x = call.input(0);
-  Tensor& out = call.out;
+void launch_triangle(const Tensor& x, int64_t diagonal, Tensor& out) {
   const int64_t n = out.numel();
   if (n == 0) return;
   const int nd = x.dim();
   visit_any_dtype(x.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     launch(triangle_kernel<T, kUpper>, grid_for(n), kThreads, static_cast<const T*>(x.data_ptr()),
-           static_cast<T*>(out.data_ptr()), n, x.shape()[nd - 2], x.shape()[nd - 1], call.dim,
+           static_cast<T*>(out.data_ptr()), n, x.shape()[nd - 2], x.shape()[nd - 1], diagonal,
            make_offset_calc<1>(x.shape(), {x.strides()}));
   });
 }
@@ -77,25 +75,19 @@ void launch_triangle(OpCall& call) {
 }  // namespace
 
 // x: any dtype and strides, written in place; mask: bool, broadcastable to x.
-void masked_fill__cuda_naive(OpCall& call) {
-  Tensor& x = call.out;
-  const Tensor& mask = call.input(1);
+void masked_fill__cuda_naive(const Tensor&, const Tensor& mask, const MaskedFillAttrs& attrs, Tensor& x) {
   const int64_t n = x.numel();
   if (n == 0) return;
   const auto calc = make_offset_calc<2>(x.shape(), {x.strides(), broadcast_strides(mask, x.shape())});
   visit_any_dtype(x.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     launch(masked_fill_kernel<T>, grid_for(n), kThreads, static_cast<T*>(x.data_ptr()),
-           static_cast<const bool*>(mask.data_ptr()), n, calc, cuda_value<T>(call.scalar));
+           static_cast<const bool*>(mask.data_ptr()), n, calc, cuda_value<T>(attrs.value));
   });
 }
 
 // cond: bool; a, b: one dtype; all broadcast to out [*] (contiguous).
-void where_cuda_naive(OpCall& call) {
-  const Tensor& cond = call.input(0);
-  const Tensor& a = call.input(1);
-  const Tensor& b = call.input(2);
-  Tensor& out = call.out;
+void where_cuda_naive(const Tensor& cond, const Tensor& a, const Tensor& b, Tensor& out) {
   const int64_t n = out.numel();
   if (n == 0) return;
   const Dims& shape = out.shape();
@@ -109,7 +101,11 @@ void where_cuda_naive(OpCall& call) {
   });
 }
 
-void triu_cuda_naive(OpCall& call) { launch_triangle<true>(call); }
-void tril_cuda_naive(OpCall& call) { launch_triangle<false>(call); }
+void triu_cuda_naive(const Tensor& x, const TriangleAttrs& attrs, Tensor& out) {
+  launch_triangle<true>(x, attrs.diagonal, out);
+}
+void tril_cuda_naive(const Tensor& x, const TriangleAttrs& attrs, Tensor& out) {
+  launch_triangle<false>(x, attrs.diagonal, out);
+}
 
 }  // namespace ts

@@ -5,11 +5,12 @@
 //   bmm:    a [B, M, K] @ b [B, K, N] -> [B, M, N]
 //   addmm:  beta * c + alpha * (a @ b); c is [N] (a bias row) or broadcastable to [M, N]
 //   matmul: torch.matmul's rules (below); linear: x W^T + bias.
-// Attributes used: alpha, beta (addmm).
+#include "ops/matmul/matmul.h"
+
+#include <algorithm>
+
 #include "ops/checks.h"
 #include "ops/dispatch.h"
-#include "ops/ops.h"
-#include "ops/variants.h"
 
 namespace ts {
 
@@ -99,25 +100,27 @@ void prepare_linear(OpCall& call) {
 }  // namespace
 
 Tensor mm(const Tensor& a, const Tensor& b, Where loc) {
-  OpCall call(OpId::mm, loc, {&a, &b});
-  return dispatch(call, prepare_mm);
+  const NoAttrs attrs;
+  OpCall call(ops::mm, attrs, loc, {&a, &b});
+  return dispatch(call);
 }
 
 Tensor bmm(const Tensor& a, const Tensor& b, Where loc) {
-  OpCall call(OpId::bmm, loc, {&a, &b});
-  return dispatch(call, prepare_bmm);
+  const NoAttrs attrs;
+  OpCall call(ops::bmm, attrs, loc, {&a, &b});
+  return dispatch(call);
 }
 
 Tensor addmm(const Tensor& c, const Tensor& a, const Tensor& b, double beta, double alpha, Where loc) {
-  OpCall call(OpId::addmm, loc, {&c, &a, &b});
-  call.beta = beta;
-  call.alpha = alpha;
-  return dispatch(call, prepare_addmm);
+  const AddmmAttrs attrs{beta, alpha};
+  OpCall call(ops::addmm, attrs, loc, {&c, &a, &b});
+  return dispatch(call);
 }
 
 Tensor matmul(const Tensor& a, const Tensor& b, Where loc) {
-  OpCall call(OpId::matmul, loc, {&a, &b});
-  return dispatch(call, prepare_matmul);
+  const NoAttrs attrs;
+  OpCall call(ops::matmul, attrs, loc, {&a, &b});
+  return dispatch(call);
 }
 
 // torch.matmul, case by case (as in ATen's matmul):
@@ -125,84 +128,81 @@ Tensor matmul(const Tensor& a, const Tensor& b, Where loc) {
 //   2-D @ 2-D is mm;
 //   N-D @ 1-D or 2-D folds a's batch dims into M: one mm on a [B*M, K] view;
 //   otherwise batch dims broadcast, fold into one, and bmm runs.
-void matmul_composite(OpCall& call) {
-  const Where loc = call.loc;
-  const Tensor& a = call.input(0);
-  const Tensor& b = call.input(1);
+void matmul_composite(const Tensor& a, const Tensor& b, Tensor& out) {
   const int da = a.dim(), db = b.dim();
 
   if (da <= 2 && db <= 2) {
-    const Tensor a2 = da == 1 ? unsqueeze(a, 0, loc) : a;
-    const Tensor b2 = db == 1 ? unsqueeze(b, 1, loc) : b;
-    Tensor out = mm(a2, b2, loc);
-    if (db == 1) out = squeeze(out, -1, loc);
-    if (da == 1) out = squeeze(out, 0, loc);
-    call.out = out;
+    const Tensor a2 = da == 1 ? unsqueeze(a, 0) : a;
+    const Tensor b2 = db == 1 ? unsqueeze(b, 1) : b;
+    out = mm(a2, b2);
+    if (db == 1) out = squeeze(out, -1);
+    if (da == 1) out = squeeze(out, 0);
     return;
   }
 
   if (da >= 3 && db <= 2) {
     const int64_t K = a.shape()[da - 1];
     Dims out_shape = a.shape();
-    const Tensor b2 = db == 1 ? unsqueeze(b, 1, loc) : b;
-    const Tensor folded = reshape(a, {-1, K}, loc);
-    Tensor out = mm(folded, b2, loc);
+    const Tensor b2 = db == 1 ? unsqueeze(b, 1) : b;
+    const int64_t rows = numel_of(Dims(a.shape().begin(), a.shape().end() - 1));  // a's batch dims fold into M
+    const Tensor folded = reshape(a, {rows, K});
+    const Tensor product = mm(folded, b2);
     if (db == 1) {
       out_shape.erase(da - 1);
     } else {
       out_shape[da - 1] = b.shape()[1];
     }
-    call.out = view(out, out_shape, loc);
+    out = view(product, out_shape);
     return;
   }
 
   // Batched: broadcast the batch dims of both, fold them into one, bmm, unfold.
-  const Tensor a3 = da == 1 ? unsqueeze(a, 0, loc) : a;
-  const Tensor b3 = db == 1 ? unsqueeze(b, 1, loc) : b;
+  const Tensor a3 = da == 1 ? unsqueeze(a, 0) : a;
+  const Tensor b3 = db == 1 ? unsqueeze(b, 1) : b;
   const int64_t M = a3.shape()[a3.dim() - 2], K = a3.shape()[a3.dim() - 1], N = b3.shape()[b3.dim() - 1];
   const Dims batch_a(a3.shape().begin(), a3.shape().end() - 2);
   const Dims batch_b(b3.shape().begin(), b3.shape().end() - 2);
-  const Dims batch = broadcast_shapes(call, batch_a, batch_b);
+  const Dims batch = broadcast_shapes(ops::matmul.name, batch_a, batch_b);
   const int64_t B = numel_of(batch);
   Dims a_shape = batch, b_shape = batch;
   a_shape.push_back(M);
   a_shape.push_back(K);
   b_shape.push_back(K);
   b_shape.push_back(N);
-  const Tensor a_folded = batch_a == batch ? reshape(a3, {B, M, K}, loc) : reshape(expand(a3, a_shape, loc), {B, M, K}, loc);
-  const Tensor b_folded = batch_b == batch ? reshape(b3, {B, K, N}, loc) : reshape(expand(b3, b_shape, loc), {B, K, N}, loc);
-  Tensor out = bmm(a_folded, b_folded, loc);
+  const Tensor a_folded = batch_a == batch ? reshape(a3, {B, M, K}) : reshape(expand(a3, a_shape), {B, M, K});
+  const Tensor b_folded = batch_b == batch ? reshape(b3, {B, K, N}) : reshape(expand(b3, b_shape), {B, K, N});
+  const Tensor product = bmm(a_folded, b_folded);
   Dims out_shape = batch;
   if (da > 1) out_shape.push_back(M);
   if (db > 1) out_shape.push_back(N);
-  call.out = view(out, out_shape, loc);
+  out = view(product, out_shape);
 }
 
 Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias, Where loc) {
-  OpCall call(OpId::linear, loc, {&x, &weight, bias.defined() ? &bias : nullptr});
-  return dispatch(call, prepare_linear);
+  const NoAttrs attrs;
+  OpCall call(ops::linear, attrs, loc, {&x, &weight, bias.defined() ? &bias : nullptr});
+  return dispatch(call);
 }
 
 // As ATen's linear: with a bias, 2-D (or contiguous N-D, folded to 2-D) input
 // is one addmm with the bias in the GEMM's epilogue; otherwise matmul (+ add).
-void linear_composite(OpCall& call) {
-  const Where loc = call.loc;
-  const Tensor& x = call.input(0);
-  const Tensor& w = call.input(1);
-  const Tensor* bias = call.in[2];
-  const Tensor wt = t(w, loc);  // a view: W^T is read in place, never copied
+void linear_composite(const Tensor& x, const Tensor& w, const Tensor* bias, Tensor& out) {
+  const Tensor wt = t(w);  // a view: W^T is read in place, never copied
   if (bias != nullptr && x.dim() == 2) {
-    call.out = addmm(*bias, x, wt, 1, 1, loc);
+    out = addmm(*bias, x, wt, 1, 1);
   } else if (bias != nullptr && x.dim() > 2 && x.is_contiguous()) {
     Dims out_shape = x.shape();
     out_shape[x.dim() - 1] = w.shape()[0];
-    const Tensor folded = view(x, {-1, x.shape()[x.dim() - 1]}, loc);
-    call.out = view(addmm(*bias, folded, wt, 1, 1, loc), out_shape, loc);
+    const int64_t rows = numel_of(Dims(x.shape().begin(), x.shape().end() - 1));  // x's leading dims fold into one
+    const Tensor folded = view(x, {rows, x.shape()[x.dim() - 1]});
+    out = view(addmm(*bias, folded, wt, 1, 1), out_shape);
   } else {
-    call.out = matmul(x, wt, loc);
-    if (bias != nullptr) call.out = add(call.out, *bias, 1, loc);
+    out = matmul(x, wt);
+    if (bias != nullptr) out = add(out, *bias, 1);
   }
 }
+
+namespace {
 
 Cost mm_cost(const OpCall& call) {
   const Tensor& a = call.input(0);
@@ -228,5 +228,99 @@ Cost addmm_cost(const OpCall& call) {
   // FLOPs as PyTorch counts them for addmm: the product only.
   return {2 * M * N * K, (M * K + K * N + M * N + static_cast<double>(call.input(0).numel())) * es};
 }
+
+// Product of the broadcast of a's and b's batch dims (all but the last two).
+double broadcast_batch(const Dims& a, const Dims& b) {
+  const int na = std::max(a.size() - 2, 0), nb = std::max(b.size() - 2, 0);
+  double batch = 1;
+  for (int i = 0; i < std::max(na, nb); ++i) {
+    const int64_t da = i < na ? a[na - 1 - i] : 1;
+    const int64_t db = i < nb ? b[nb - 1 - i] : 1;
+    batch *= static_cast<double>(std::max(da, db));
+  }
+  return batch;
+}
+
+// matmul: the GEMM it runs. [..., M, K] @ [..., K, N]; a 1-D operand is one row / one column.
+Cost matmul_cost(const OpCall& call) {
+  const Tensor& a = call.input(0);
+  const Tensor& b = call.input(1);
+  const double K = static_cast<double>(a.shape().back());
+  const double M = a.dim() >= 2 ? static_cast<double>(a.shape()[a.dim() - 2]) : 1;
+  const double N = b.dim() >= 2 ? static_cast<double>(b.shape().back()) : 1;
+  const double es = static_cast<double>(a.element_size());
+  const double batch = broadcast_batch(a.shape(), b.dim() >= 2 ? b.shape() : Dims{});
+  return {2 * batch * M * N * K, batch * (M * K + K * N + M * N) * es};
+}
+
+// linear: x [*, in] @ W^T [in, out] (+ bias).
+Cost linear_cost(const OpCall& call) {
+  const Tensor& x = call.input(0);
+  const Tensor& w = call.input(1);
+  double rows = 1;  // every dim of x but the last
+  for (int i = 0; i + 1 < x.dim(); ++i) rows *= static_cast<double>(x.shape()[i]);
+  const double in = static_cast<double>(w.shape()[1]), out = static_cast<double>(w.shape()[0]);
+  const double es = static_cast<double>(x.element_size());
+  const double bias = call.in[2] != nullptr ? out : 0;
+  return {2 * rows * in * out, (rows * in + in * out + rows * out + bias) * es};
+}
+
+// with_flops reports the GEMM's FLOPs for all five.
+int64_t gemm_flops(const OpCall& call) { return std::llround(call.op.cost(call).flops); }
+
+// addmm(self, mat1, mat2, beta, alpha) records beta and alpha after the tensors.
+void addmm_scalars(const OpCall& call, std::vector<double>& out) {
+  const AddmmAttrs& attrs = call.attrs<AddmmAttrs>();
+  out.push_back(attrs.beta);
+  out.push_back(attrs.alpha);
+}
+
+using enum VariantDevice;
+
+// clang-format off
+const Variant mm_rungs[] = {
+  {"mm/cpu/ref",         &ops::mm,     cpu,  0, "triple loop over strided operands, f32 accumulator: the oracle", nullptr,                   run_kernel<&mm_cpu_ref>},
+  {"mm/cpu/openblas",    &ops::mm,     cpu,  1, "OpenBLAS sgemm; t() views read in place as transposed operands", nullptr,                   run_kernel<&mm_cpu_openblas>},
+  {"mm/cuda/naive",      &ops::mm,     cuda, 2, "one thread per output, a K loop over strided operands",         nullptr,                   run_kernel<&mm_cuda_naive>},
+  {"mm/cuda/tiled",      &ops::mm,     cuda, 3, "32x32 shared-memory tiles: each load reused 32 times",          nullptr,                   run_kernel<&mm_cuda_tiled>},
+  {"mm/cuda/cublas",     &ops::mm,     cuda, 4, "cuBLASLt tensor cores; t() views read in place by layout",      gemm_cuda_cublas_supports, run_kernel<&mm_cuda_cublas>},
+};
+const Variant bmm_rungs[] = {
+  {"bmm/cpu/ref",        &ops::bmm,    cpu,  0, "the mm triple loop per batch",                                   nullptr,                   run_kernel<&bmm_cpu_ref>},
+  {"bmm/cpu/openblas",   &ops::bmm,    cpu,  1, "OpenBLAS sgemm per batch",                                       nullptr,                   run_kernel<&bmm_cpu_openblas>},
+  {"bmm/cuda/naive",     &ops::bmm,    cuda, 2, "one thread per output, a K loop over strided operands",         nullptr,                   run_kernel<&bmm_cuda_naive>},
+  {"bmm/cuda/tiled",     &ops::bmm,    cuda, 3, "32x32 shared-memory tiles: each load reused 32 times",          nullptr,                   run_kernel<&bmm_cuda_tiled>},
+  {"bmm/cuda/cublas",    &ops::bmm,    cuda, 4, "cuBLASLt tensor cores; t() views read in place by layout",      gemm_cuda_cublas_supports, run_kernel<&bmm_cuda_cublas>},
+};
+const Variant matmul_rungs[] = {
+  {"matmul/any/composite", &ops::matmul, any, 0, "torch.matmul's rules: mm for 2-D, bmm over broadcast batches",  nullptr,                   run_kernel<&matmul_composite>},
+};
+const Variant addmm_rungs[] = {
+  {"addmm/cpu/ref",      &ops::addmm,  cpu,  0, "beta*C + alpha*(A@B), one triple loop",                          nullptr,                   run_kernel<&addmm_cpu_ref>},
+  {"addmm/cpu/openblas", &ops::addmm,  cpu,  1, "C broadcast into out, then sgemm with beta: one pass",          nullptr,                   run_kernel<&addmm_cpu_openblas>},
+  {"addmm/cuda/naive",   &ops::addmm,  cuda, 2, "one thread per output, a K loop over strided operands",         nullptr,                   run_kernel<&addmm_cuda_naive>},
+  {"addmm/cuda/tiled",   &ops::addmm,  cuda, 3, "32x32 shared-memory tiles: each load reused 32 times",          nullptr,                   run_kernel<&addmm_cuda_tiled>},
+  {"addmm/cuda/cublas",  &ops::addmm,  cuda, 4, "cuBLASLt; t() read in place; bias epilogue, C as beta=1",       gemm_cuda_cublas_supports, run_kernel<&addmm_cuda_cublas>},
+};
+const Variant linear_rungs[] = {
+  {"linear/any/composite", &ops::linear, any, 0, "t(W) view + addmm (bias) or matmul (no bias)",                  nullptr,                   run_kernel<&linear_composite>},
+};
+// clang-format on
+
+}  // namespace
+
+namespace ops {
+const OpDef mm{.name = "ts::mm", .attrs = attrs_tag<NoAttrs>, .prepare = prepare_mm, .rungs = mm_rungs,
+               .cost = mm_cost, .profiled_flops = gemm_flops};
+const OpDef bmm{.name = "ts::bmm", .attrs = attrs_tag<NoAttrs>, .prepare = prepare_bmm, .rungs = bmm_rungs,
+                .cost = bmm_cost, .profiled_flops = gemm_flops};
+const OpDef matmul{.name = "ts::matmul", .attrs = attrs_tag<NoAttrs>, .prepare = prepare_matmul,
+                   .rungs = matmul_rungs, .cost = matmul_cost, .profiled_flops = gemm_flops};
+const OpDef addmm{.name = "ts::addmm", .attrs = attrs_tag<AddmmAttrs>, .prepare = prepare_addmm,
+                  .rungs = addmm_rungs, .cost = addmm_cost, .profiled_flops = gemm_flops,
+                  .scalar_args = addmm_scalars};
+const OpDef linear{.name = "ts::linear", .attrs = attrs_tag<NoAttrs>, .prepare = prepare_linear,
+                   .rungs = linear_rungs, .cost = linear_cost, .profiled_flops = gemm_flops};
+}  // namespace ops
 
 }  // namespace ts

@@ -15,7 +15,7 @@
 #include "ops/checks.h"
 #include "ops/cpu_loops.h"
 #include "ops/matmul/matmul_gemm_cpu.h"
-#include "ops/variants.h"
+#include "ops/matmul/matmul.h"
 
 namespace ts {
 
@@ -106,17 +106,17 @@ void gemm_cpu_openblas(const Tensor& a, const Tensor& b, const Tensor& c, double
   }
 }
 
-void mm_cpu_openblas(OpCall& call) { gemm_cpu_openblas(call.input(0), call.input(1), Tensor{}, 1, 0, call.out); }
+void mm_cpu_openblas(const Tensor& a, const Tensor& b, Tensor& out) { gemm_cpu_openblas(a, b, Tensor{}, 1, 0, out); }
 
-void bmm_cpu_openblas(OpCall& call) {
-  for (int64_t i = 0; i < call.out.shape()[0]; ++i) {
-    Tensor out_i = batch_matrix(call.out, i);
-    gemm_cpu_openblas(batch_matrix(call.input(0), i), batch_matrix(call.input(1), i), Tensor{}, 1, 0, out_i);
+void bmm_cpu_openblas(const Tensor& a, const Tensor& b, Tensor& out) {
+  for (int64_t i = 0; i < out.shape()[0]; ++i) {
+    Tensor out_i = batch_matrix(out, i);
+    gemm_cpu_openblas(batch_matrix(a, i), batch_matrix(b, i), Tensor{}, 1, 0, out_i);
   }
 }
 
-void addmm_cpu_openblas(OpCall& call) {
-  gemm_cpu_openblas(call.input(1), call.input(2), call.input(0), call.alpha, call.beta, call.out);
+void addmm_cpu_openblas(const Tensor& c, const Tensor& a, const Tensor& b, const AddmmAttrs& attrs, Tensor& out) {
+  gemm_cpu_openblas(a, b, c, attrs.alpha, attrs.beta, out);
 }
 
 }  // namespace ts

@@ -33,7 +33,7 @@
 
 #include "ops/checks.h"
 #include "ops/ops.h"
-#include "ops/variants.h"
+#include "ops/matmul/matmul.h"
 #include "tensor/cuda_check.h"
 #include "tensor/cuda_device.h"
 
@@ -266,7 +266,7 @@ void run_lt_gemm(const LtGemm& g, int device, const char* variant) {
 
 // Fills the operands of out = a @ b (2-D or 3-D), copying an operand to
 // contiguous only when its strides fit neither layout. `keep` holds such copies.
-void set_product(LtGemm& g, const Tensor& a, const Tensor& b, const Tensor& out, Tensor (&keep)[3], const Where& loc) {
+void set_product(LtGemm& g, const Tensor& a, const Tensor& b, const Tensor& out, Tensor (&keep)[3]) {
   const int o = a.dim() - 2;
   g.dtype = out.dtype();
   g.batch = a.dim() == 3 ? a.shape()[0] : 1;
@@ -274,11 +274,11 @@ void set_product(LtGemm& g, const Tensor& a, const Tensor& b, const Tensor& out,
   g.K = a.shape()[o + 1];
   g.N = b.shape()[o + 1];
   if (!transposed_operand(b, g.a)) {  // e.g. a stepped slice: no column-major reading exists
-    keep[0] = contiguous(b, loc);
+    keep[0] = contiguous(b);
     transposed_operand(keep[0], g.a);
   }
   if (!transposed_operand(a, g.b)) {
-    keep[1] = contiguous(a, loc);
+    keep[1] = contiguous(a);
     transposed_operand(keep[1], g.b);
   }
   g.d = out.data_ptr();
@@ -289,8 +289,9 @@ void set_product(LtGemm& g, const Tensor& a, const Tensor& b, const Tensor& out,
 }  // namespace
 
 bool gemm_cuda_cublas_supports(const OpCall& call, std::string* why) {
-  const Tensor& a = call.op == OpId::addmm ? call.input(1) : call.input(0);
-  const Tensor& b = call.op == OpId::addmm ? call.input(2) : call.input(1);
+  const bool addmm = &call.op == &ops::addmm;  // inputs c, a, b; mm and bmm: a, b
+  const Tensor& a = call.input(addmm ? 1 : 0);
+  const Tensor& b = call.input(addmm ? 2 : 1);
   const int o = a.dim() - 2;
   const int64_t M = a.shape()[o], K = a.shape()[o + 1], N = b.shape()[o + 1];
   const int64_t batch = a.dim() == 3 ? a.shape()[0] : 1;
@@ -306,47 +307,46 @@ bool gemm_cuda_cublas_supports(const OpCall& call, std::string* why) {
 }
 
 // a [M, K], b [K, N] (any strides); out [M, N] contiguous.
-void mm_cuda_cublas(OpCall& call) {
+void mm_cuda_cublas(const Tensor& a, const Tensor& b, Tensor& out) {
   LtGemm g;
   Tensor keep[3];
-  set_product(g, call.input(0), call.input(1), call.out, keep, call.loc);
-  run_lt_gemm(g, call.device.index, "mm/cuda/cublas");
+  set_product(g, a, b, out, keep);
+  run_lt_gemm(g, out.device().index, "mm/cuda/cublas");
 }
 
 // a [B, M, K], b [B, K, N] (any strides, batch stride included); out [B, M, N] contiguous.
-void bmm_cuda_cublas(OpCall& call) {
+void bmm_cuda_cublas(const Tensor& a, const Tensor& b, Tensor& out) {
   LtGemm g;
   Tensor keep[3];
-  set_product(g, call.input(0), call.input(1), call.out, keep, call.loc);
-  run_lt_gemm(g, call.device.index, "bmm/cuda/cublas");
+  set_product(g, a, b, out, keep);
+  run_lt_gemm(g, out.device().index, "bmm/cuda/cublas");
 }
 
 // out [M, N] = beta * c + alpha * (a [M, K] @ b [K, N]); c [N], [1, N] or [M, N] (broadcastable).
-void addmm_cuda_cublas(OpCall& call) {
-  const Tensor& c = call.input(0);
+void addmm_cuda_cublas(const Tensor& c, const Tensor& a, const Tensor& b, const AddmmAttrs& attrs, Tensor& out) {
   LtGemm g;
   Tensor keep[3];
-  set_product(g, call.input(1), call.input(2), call.out, keep, call.loc);
-  g.alpha = static_cast<float>(call.alpha);
-  const Dims out_shape = call.out.shape();
-  if (call.beta != 0) {
+  set_product(g, a, b, out, keep);
+  g.alpha = static_cast<float>(attrs.alpha);
+  const Dims out_shape = out.shape();
+  if (attrs.beta != 0) {
     const Dims cs = broadcast_strides(c, out_shape);  // c's strides over [M, N], 0 where broadcast
     const bool bias_row = cs[0] == 0 && (cs[1] == 1 || g.N == 1);
     const bool full_row_major = (cs[1] == 1 || g.N == 1) && cs[0] >= g.N;
-    if (bias_row && call.beta == 1) {         // linear's case: the bias epilogue
+    if (bias_row && attrs.beta == 1) {         // linear's case: the bias epilogue
       g.bias = c.data_ptr();
     } else if (full_row_major) {              // C read in place, D written separately
       g.c = c.data_ptr();
       g.ldc = cs[0];
-      g.beta = static_cast<float>(call.beta);
+      g.beta = static_cast<float>(attrs.beta);
     } else {                                  // a column, a scalar, a transposed C: materialize [M, N] once
-      keep[2] = contiguous(expand(c, out_shape, call.loc), call.loc);
+      keep[2] = contiguous(expand(c, out_shape));
       g.c = keep[2].data_ptr();
       g.ldc = g.N;
-      g.beta = static_cast<float>(call.beta);
+      g.beta = static_cast<float>(attrs.beta);
     }
   }
-  run_lt_gemm(g, call.device.index, "addmm/cuda/cublas");
+  run_lt_gemm(g, out.device().index, "addmm/cuda/cublas");
 }
 
 }  // namespace ts

@@ -10,7 +10,7 @@
 #include <cstdint>
 
 #include "ops/checks.h"
-#include "ops/op_call.h"
+#include "ops/op.h"
 
 namespace ts {
 
@@ -27,12 +27,11 @@ struct GemmProblem {
   float alpha = 1, beta = 0;
 };
 
-// The problem of a prepared mm, bmm or addmm call.
-inline GemmProblem gemm_problem(OpCall& call) {
+// The problem of an mm or bmm (c null), or of an addmm (c its C, beta and alpha its scalars).
+inline GemmProblem gemm_problem(const Tensor& a, const Tensor& b, const Tensor* c, double beta, double alpha,
+                                Tensor& out) {
   GemmProblem p;
-  const bool batched = call.op == OpId::bmm;
-  const Tensor& a = call.op == OpId::addmm ? call.input(1) : call.input(0);
-  const Tensor& b = call.op == OpId::addmm ? call.input(2) : call.input(1);
+  const bool batched = a.dim() == 3;
   const int o = batched ? 1 : 0;  // index of the row dim
   p.batch = batched ? a.shape()[0] : 1;
   p.M = a.shape()[o];
@@ -46,17 +45,16 @@ inline GemmProblem gemm_problem(OpCall& call) {
   p.b_batch = batched ? b.strides()[0] : 0;
   p.b_row = b.strides()[o];
   p.b_col = b.strides()[o + 1];
-  p.out = call.out.data_ptr();
-  p.out_batch = batched ? call.out.strides()[0] : 0;
-  p.out_row = call.out.strides()[o];
-  p.out_col = call.out.strides()[o + 1];
-  if (call.op == OpId::addmm) {
-    p.alpha = static_cast<float>(call.alpha);
-    p.beta = static_cast<float>(call.beta);
-    if (call.beta != 0) {  // beta == 0 ignores C entirely (a NaN in C does not leak), as on the CPU
-      const Tensor& c = call.input(0);
-      const Dims cs = broadcast_strides(c, call.out.shape());
-      p.c = c.data_ptr();
+  p.out = out.data_ptr();
+  p.out_batch = batched ? out.strides()[0] : 0;
+  p.out_row = out.strides()[o];
+  p.out_col = out.strides()[o + 1];
+  if (c != nullptr) {
+    p.alpha = static_cast<float>(alpha);
+    p.beta = static_cast<float>(beta);
+    if (beta != 0) {  // beta == 0 ignores C entirely (a NaN in C does not leak), as on the CPU
+      const Dims cs = broadcast_strides(*c, out.shape());
+      p.c = c->data_ptr();
       p.c_row = cs[0];
       p.c_col = cs[1];
     }

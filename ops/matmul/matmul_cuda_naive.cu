@@ -12,7 +12,7 @@
 // Try:   TS_VARIANT=mm/cuda/naive ./build/dev/ts_tests -tc='cuda*'
 #include "ops/cuda_common.cuh"
 #include "ops/matmul/matmul_cuda.h"
-#include "ops/variants.h"
+#include "ops/matmul/matmul.h"
 
 namespace ts {
 
@@ -38,14 +38,13 @@ __global__ void mm_naive_kernel(GemmProblem p) {
 
 namespace {
 
-void launch_mm_naive(OpCall& call) {
-  const GemmProblem p = gemm_problem(call);
+void launch_mm_naive(const GemmProblem& p, DType dtype) {
   if (p.M == 0 || p.N == 0 || p.batch == 0) return;
   const dim3 block(kMmNaiveBlock, kMmNaiveBlock);
   const dim3 grid(static_cast<unsigned>(ceil_div(p.N, kMmNaiveBlock)),
                   static_cast<unsigned>(std::min<int64_t>(ceil_div(p.M, kMmNaiveBlock), 65535)),
                   static_cast<unsigned>(std::min<int64_t>(p.batch, 65535)));
-  visit_float_dtype(call.out.dtype(), [&](auto tag) {
+  visit_float_dtype(dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
     launch(mm_naive_kernel<T>, grid, block, p);
   });
@@ -53,8 +52,14 @@ void launch_mm_naive(OpCall& call) {
 
 }  // namespace
 
-void mm_cuda_naive(OpCall& call) { launch_mm_naive(call); }
-void bmm_cuda_naive(OpCall& call) { launch_mm_naive(call); }
-void addmm_cuda_naive(OpCall& call) { launch_mm_naive(call); }
+void mm_cuda_naive(const Tensor& a, const Tensor& b, Tensor& out) {
+  launch_mm_naive(gemm_problem(a, b, nullptr, 0, 1, out), out.dtype());
+}
+void bmm_cuda_naive(const Tensor& a, const Tensor& b, Tensor& out) {
+  launch_mm_naive(gemm_problem(a, b, nullptr, 0, 1, out), out.dtype());
+}
+void addmm_cuda_naive(const Tensor& c, const Tensor& a, const Tensor& b, const AddmmAttrs& attrs, Tensor& out) {
+  launch_mm_naive(gemm_problem(a, b, &c, attrs.beta, attrs.alpha, out), out.dtype());
+}
 
 }  // namespace ts

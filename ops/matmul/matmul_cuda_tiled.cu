@@ -12,7 +12,7 @@
 // Try:   TS_VARIANT=mm/cuda/tiled ./build/dev/ts_tests -tc='cuda*'
 #include "ops/cuda_common.cuh"
 #include "ops/matmul/matmul_cuda.h"
-#include "ops/variants.h"
+#include "ops/matmul/matmul.h"
 
 namespace ts {
 
@@ -57,14 +57,13 @@ __global__ void mm_tiled_32x32_kernel(GemmProblem p) {
 
 namespace {
 
-void launch_mm_tiled(OpCall& call) {
-  const GemmProblem p = gemm_problem(call);
+void launch_mm_tiled(const GemmProblem& p, DType dtype) {
   if (p.M == 0 || p.N == 0 || p.batch == 0) return;
   const dim3 block(kMmTile, kMmTile);
   const dim3 grid(static_cast<unsigned>(ceil_div(p.N, kMmTile)),
                   static_cast<unsigned>(std::min<int64_t>(ceil_div(p.M, kMmTile), 65535)),
                   static_cast<unsigned>(std::min<int64_t>(p.batch, 65535)));
-  visit_float_dtype(call.out.dtype(), [&](auto tag) {
+  visit_float_dtype(dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
     launch(mm_tiled_32x32_kernel<T>, grid, block, p);
   });
@@ -72,8 +71,14 @@ void launch_mm_tiled(OpCall& call) {
 
 }  // namespace
 
-void mm_cuda_tiled(OpCall& call) { launch_mm_tiled(call); }
-void bmm_cuda_tiled(OpCall& call) { launch_mm_tiled(call); }
-void addmm_cuda_tiled(OpCall& call) { launch_mm_tiled(call); }
+void mm_cuda_tiled(const Tensor& a, const Tensor& b, Tensor& out) {
+  launch_mm_tiled(gemm_problem(a, b, nullptr, 0, 1, out), out.dtype());
+}
+void bmm_cuda_tiled(const Tensor& a, const Tensor& b, Tensor& out) {
+  launch_mm_tiled(gemm_problem(a, b, nullptr, 0, 1, out), out.dtype());
+}
+void addmm_cuda_tiled(const Tensor& c, const Tensor& a, const Tensor& b, const AddmmAttrs& attrs, Tensor& out) {
+  launch_mm_tiled(gemm_problem(a, b, &c, attrs.beta, attrs.alpha, out), out.dtype());
+}
 
 }  // namespace ts

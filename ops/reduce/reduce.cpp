@@ -1,11 +1,11 @@
 // ops/reduce/reduce.cpp: front end of sum and max over one dim.
 //
-// Attributes used: dim, keepdim. sum returns the input's dtype; max returns
-// values (input dtype) in out and int64 indices in out2.
+// sum returns the input's dtype; max returns values (input dtype) in out and
+// int64 indices in out2.
+#include "ops/reduce/reduce.h"
+
 #include "ops/checks.h"
 #include "ops/dispatch.h"
-#include "ops/ops.h"
-#include "ops/variants.h"
 
 namespace ts {
 
@@ -26,35 +26,59 @@ void prepare_reduce(OpCall& call) {
   check_inputs_on_one_device(call);
   const Tensor& x = call.input(0);
   check_floating(call, x, "input");
-  call.dim = wrap_dim(call.dim, x.dim(), op_name(call.op));
-  TS_CHECK(call.op != OpId::max || x.dim() == 0 || x.shape()[static_cast<int>(call.dim)] > 0,
-           "max: expected reduction dim {} to have non-zero size (input shape {})", call.dim, x.shape());
-  const Dims shape = reduced_shape(x.shape(), static_cast<int>(call.dim), call.keepdim);
+  const ReduceAttrs& attrs = call.attrs<ReduceAttrs>();
+  TS_CHECK(&call.op != &ops::max || x.dim() == 0 || x.shape()[static_cast<int>(attrs.dim)] > 0,
+           "max: expected reduction dim {} to have non-zero size (input shape {})", attrs.dim, x.shape());
+  const Dims shape = reduced_shape(x.shape(), static_cast<int>(attrs.dim), attrs.keepdim);
   call.out = make_contiguous_tensor(shape, {x.dtype(), call.device});
-  if (call.op == OpId::max) call.out2 = make_contiguous_tensor(shape, {DType::i64, call.device});
+  if (&call.op == &ops::max) call.out2 = make_contiguous_tensor(shape, {DType::i64, call.device});
 }
 
-}  // namespace
-
-Tensor sum(const Tensor& x, int64_t dim, bool keepdim, Where loc) {
-  OpCall call(OpId::sum, loc, {&x});
-  call.dim = dim;
-  call.keepdim = keepdim;
-  return dispatch(call, prepare_reduce);
-}
-
-std::pair<Tensor, Tensor> max(const Tensor& x, int64_t dim, bool keepdim, Where loc) {
-  OpCall call(OpId::max, loc, {&x});
-  call.dim = dim;
-  call.keepdim = keepdim;
-  Tensor values = dispatch(call, prepare_reduce);
-  return {std::move(values), std::move(call.out2)};
-}
-
+// The input read once, the output written once; one operation per input element.
 Cost reduce_cost(const OpCall& call) {
   const Tensor& x = call.input(0);
   return {static_cast<double>(x.numel()),
           static_cast<double>(x.numel() * x.element_size() + call.out.numel() * call.out.element_size())};
+}
+
+// The dim wrapped against x's rank (kernels see 0 <= dim < x.dim(), or 0 for a 0-dim x).
+ReduceAttrs wrapped(const Tensor& x, int64_t dim, bool keepdim, const char* op) {
+  return {x.defined() ? wrap_dim(dim, x.dim(), op) : dim, keepdim};
+}
+
+using enum VariantDevice;
+
+// clang-format off
+const Variant sum_rungs[] = {
+  {"sum/cpu/ref",     &ops::sum, cpu,  0, "per output element: a strided loop over dim, f32 accumulator", nullptr, run_kernel<&sum_cpu_ref>},
+  {"sum/cuda/naive",  &ops::sum, cuda, 1, "a warp per output element, shuffle-reduced f32 partials",     nullptr, run_kernel<&sum_cuda_naive>},
+};
+const Variant max_rungs[] = {
+  {"max/cpu/ref",     &ops::max, cpu,  0, "per output element: running max and its first index",         nullptr, run_kernel<&max_cpu_ref>},
+  {"max/cuda/naive",  &ops::max, cuda, 1, "a warp per output element; NaN wins, first index on ties",    nullptr, run_kernel<&max_cuda_naive>},
+};
+// clang-format on
+
+}  // namespace
+
+namespace ops {
+const OpDef sum{.name = "ts::sum", .attrs = attrs_tag<ReduceAttrs>, .prepare = prepare_reduce, .rungs = sum_rungs,
+                .cost = reduce_cost};
+const OpDef max{.name = "ts::max", .attrs = attrs_tag<ReduceAttrs>, .prepare = prepare_reduce, .rungs = max_rungs,
+                .cost = reduce_cost};
+}  // namespace ops
+
+Tensor sum(const Tensor& x, int64_t dim, bool keepdim, Where loc) {
+  const ReduceAttrs attrs = wrapped(x, dim, keepdim, ops::sum.name);
+  OpCall call(ops::sum, attrs, loc, {&x});
+  return dispatch(call);
+}
+
+std::pair<Tensor, Tensor> max(const Tensor& x, int64_t dim, bool keepdim, Where loc) {
+  const ReduceAttrs attrs = wrapped(x, dim, keepdim, ops::max.name);
+  OpCall call(ops::max, attrs, loc, {&x});
+  Tensor values = dispatch(call);
+  return {std::move(values), std::move(call.out2)};
 }
 
 }  // namespace ts

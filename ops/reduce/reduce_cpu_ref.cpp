@@ -8,7 +8,6 @@
 
 #include "ops/cpu_loops.h"
 #include "ops/reduce/reduce_layout.h"
-#include "ops/variants.h"
 
 namespace ts {
 
@@ -16,24 +15,23 @@ namespace {
 
 // Calls row(x_offset, out_offset) for every output element; the caller walks `dim`.
 template <typename Row>
-void for_each_row(const OpCall& call, Row row) {
-  const ReduceLayout layout = reduce_layout(call);
-  for_each_offset<2>(layout.rows, {call.input(0).strides(), layout.out_strides},
+void for_each_row(const Tensor& x, const ReduceAttrs& attrs, const Tensor& out, Row row) {
+  const ReduceLayout layout = reduce_layout(x, attrs, out);
+  for_each_offset<2>(layout.rows, {x.strides(), layout.out_strides},
                      [&](const auto& o) { row(o[0], o[1]); });
 }
 
 }  // namespace
 
-void sum_cpu_ref(OpCall& call) {
-  const Tensor& x = call.input(0);
-  const int64_t n = x.dim() ? x.shape()[static_cast<int>(call.dim)] : 1;
-  const int64_t stride = x.dim() ? x.strides()[static_cast<int>(call.dim)] : 0;
+void sum_cpu_ref(const Tensor& x, const ReduceAttrs& attrs, Tensor& out) {
+  const int64_t n = x.dim() ? x.shape()[static_cast<int>(attrs.dim)] : 1;
+  const int64_t stride = x.dim() ? x.strides()[static_cast<int>(attrs.dim)] : 0;
   visit_dtype(x.dtype(), [&](auto tag) {
     using T = decltype(tag);
     if constexpr (std::is_same_v<T, float> || std::is_same_v<T, bf16> || std::is_same_v<T, f16>) {
       const T* px = static_cast<const T*>(x.data_ptr());
-      T* po = static_cast<T*>(call.out.data_ptr());
-      for_each_row(call, [&](int64_t xo, int64_t oo) {
+      T* po = static_cast<T*>(out.data_ptr());
+      for_each_row(x, attrs, out, [&](int64_t xo, int64_t oo) {
         float acc = 0;
         for (int64_t i = 0; i < n; ++i) acc += load_f32(px, xo + i * stride);
         store_f32(po, oo, acc);
@@ -42,18 +40,17 @@ void sum_cpu_ref(OpCall& call) {
   });
 }
 
-void max_cpu_ref(OpCall& call) {
-  const Tensor& x = call.input(0);
-  const int64_t n = x.dim() ? x.shape()[static_cast<int>(call.dim)] : 1;
-  const int64_t stride = x.dim() ? x.strides()[static_cast<int>(call.dim)] : 0;
-  int64_t* pi = static_cast<int64_t*>(call.out2.data_ptr());
+void max_cpu_ref(const Tensor& x, const ReduceAttrs& attrs, Tensor& out, Tensor& indices) {
+  const int64_t n = x.dim() ? x.shape()[static_cast<int>(attrs.dim)] : 1;
+  const int64_t stride = x.dim() ? x.strides()[static_cast<int>(attrs.dim)] : 0;
+  int64_t* pi = static_cast<int64_t*>(indices.data_ptr());
   visit_dtype(x.dtype(), [&](auto tag) {
     using T = decltype(tag);
     if constexpr (std::is_same_v<T, float> || std::is_same_v<T, bf16> || std::is_same_v<T, f16>) {
       const T* px = static_cast<const T*>(x.data_ptr());
-      T* po = static_cast<T*>(call.out.data_ptr());
+      T* po = static_cast<T*>(out.data_ptr());
       // values and indices are both contiguous with the same shape: one output offset serves both.
-      for_each_row(call, [&](int64_t xo, int64_t oo) {
+      for_each_row(x, attrs, out, [&](int64_t xo, int64_t oo) {
         float best = load_f32(px, xo);
         int64_t best_i = 0;
         for (int64_t i = 1; i < n && !std::isnan(best); ++i) {

@@ -12,7 +12,6 @@
 
 #include "ops/cuda_common.cuh"
 #include "ops/reduce/reduce_layout.h"
-#include "ops/variants.h"
 
 namespace ts {
 
@@ -86,12 +85,11 @@ struct ReduceRows {
   OffsetCalc<2> calc;
 };
 
-// x [*]; out: x's shape without (or with size 1 at) call.dim, contiguous.
-ReduceRows reduce_rows(const OpCall& call) {
-  const Tensor& x = call.input(0);
-  const int d = static_cast<int>(call.dim);
-  const ReduceLayout layout = reduce_layout(call);
-  return {call.out.numel(), x.dim() ? x.shape()[d] : 1, x.dim() ? x.strides()[d] : 0,
+// x [*]; out: x's shape without (or with size 1 at) attrs.dim, contiguous.
+ReduceRows reduce_rows(const Tensor& x, const ReduceAttrs& attrs, const Tensor& out) {
+  const int d = static_cast<int>(attrs.dim);
+  const ReduceLayout layout = reduce_layout(x, attrs, out);
+  return {out.numel(), x.dim() ? x.shape()[d] : 1, x.dim() ? x.strides()[d] : 0,
           make_offset_calc<2>(layout.rows, {x.strides(), layout.out_strides})};
 }
 
@@ -99,25 +97,25 @@ unsigned reduce_blocks(int64_t rows) { return static_cast<unsigned>(ceil_div(row
 
 }  // namespace
 
-void sum_cuda_naive(OpCall& call) {
-  const ReduceRows r = reduce_rows(call);
+void sum_cuda_naive(const Tensor& x, const ReduceAttrs& attrs, Tensor& out) {
+  const ReduceRows r = reduce_rows(x, attrs, out);
   if (r.rows == 0) return;
-  visit_float_dtype(call.out.dtype(), [&](auto tag) {
+  visit_float_dtype(out.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     launch(sum_warp_per_output_kernel<T>, reduce_blocks(r.rows), 32 * kReduceWarpsPerBlock,
-           static_cast<const T*>(call.input(0).data_ptr()), static_cast<T*>(call.out.data_ptr()), r.rows, r.n, r.xs,
+           static_cast<const T*>(x.data_ptr()), static_cast<T*>(out.data_ptr()), r.rows, r.n, r.xs,
            r.calc);
   });
 }
 
-void max_cuda_naive(OpCall& call) {
-  const ReduceRows r = reduce_rows(call);
+void max_cuda_naive(const Tensor& x, const ReduceAttrs& attrs, Tensor& out, Tensor& indices) {
+  const ReduceRows r = reduce_rows(x, attrs, out);
   if (r.rows == 0) return;
-  visit_float_dtype(call.out.dtype(), [&](auto tag) {
+  visit_float_dtype(out.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     launch(max_warp_per_output_kernel<T>, reduce_blocks(r.rows), 32 * kReduceWarpsPerBlock,
-           static_cast<const T*>(call.input(0).data_ptr()), static_cast<T*>(call.out.data_ptr()),
-           static_cast<int64_t*>(call.out2.data_ptr()), r.rows, r.n, r.xs, r.calc);
+           static_cast<const T*>(x.data_ptr()), static_cast<T*>(out.data_ptr()),
+           static_cast<int64_t*>(indices.data_ptr()), r.rows, r.n, r.xs, r.calc);
   });
 }
 

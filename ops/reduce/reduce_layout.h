@@ -2,27 +2,25 @@
 // shared by the CPU and CUDA rungs of sum and max.
 #pragma once
 
-#include "ops/op_call.h"
+#include "ops/reduce/reduce.h"
 
 namespace ts {
 
-// rows: x's shape with call.dim set to 1 (one entry per output element);
-// out_strides: out's strides laid over x's dims (0 at call.dim), so that one
+// rows: x's shape with attrs.dim set to 1 (one entry per output element);
+// out_strides: out's strides laid over x's dims (0 at attrs.dim), so that one
 // walk over `rows` with x's strides and these gives both offsets.
 struct ReduceLayout {
   Dims rows;
   Dims out_strides;
 };
 
-inline ReduceLayout reduce_layout(const OpCall& call) {
-  const Tensor& x = call.input(0);
-  const Tensor& out = call.out;
-  const int d = static_cast<int>(call.dim);
+inline ReduceLayout reduce_layout(const Tensor& x, const ReduceAttrs& attrs, const Tensor& out) {
+  const int d = static_cast<int>(attrs.dim);
   ReduceLayout layout{x.shape(), Dims::filled(x.dim(), 0)};
   for (int i = 0, j = 0; i < x.dim(); ++i) {
     if (i == d) {
       layout.rows[i] = 1;
-      if (call.keepdim) ++j;  // out keeps a size-1 dim here: skip its stride
+      if (attrs.keepdim) ++j;  // out keeps a size-1 dim here: skip its stride
       continue;
     }
     layout.out_strides[i] = out.strides()[j++];

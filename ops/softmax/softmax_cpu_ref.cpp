@@ -11,16 +11,14 @@
 #include <limits>
 
 #include "ops/cpu_loops.h"
-#include "ops/variants.h"
+#include "ops/softmax/softmax.h"
 
 namespace ts {
 
 namespace {
 
-void softmax_rows(OpCall& call, bool safe) {
-  const Tensor& x = call.input(0);
-  Tensor& out = call.out;
-  const int d = static_cast<int>(call.dim);
+void softmax_rows(const Tensor& x, const SoftmaxAttrs& attrs, Tensor& out, bool safe) {
+  const int d = static_cast<int>(attrs.dim);
   const int64_t n = x.dim() == 0 ? 1 : x.shape()[d];
   const int64_t xs = x.dim() == 0 ? 1 : x.strides()[d], os = out.dim() == 0 ? 1 : out.strides()[d];
   Dims rows = x.shape();  // iterate every index but `dim`
@@ -33,7 +31,13 @@ void softmax_rows(OpCall& call, bool safe) {
       T* po = static_cast<T*>(out.data_ptr());
       for_each_offset<2>(rows, {x.strides(), out.strides()}, [&](const auto& o) {
         float m = -std::numeric_limits<float>::infinity();
-        for (int64_t i = 0; i < n; ++i) m = std::fmax(m, load_f32(px, o[0] + i * xs));
+        // A NaN wins the max (std::fmax would skip it): the row becomes NaN, as in PyTorch,
+        // and m is -inf only when every element is -inf.
+        for (int64_t i = 0; i < n; ++i) {
+          const float v = load_f32(px, o[0] + i * xs);
+          if (v > m || std::isnan(v)) m = v;
+          if (std::isnan(m)) break;
+        }
         if (safe && m == -std::numeric_limits<float>::infinity()) {
           for (int64_t i = 0; i < n; ++i) store_f32(po, o[1] + i * os, 0.0f);
           return;
@@ -48,7 +52,11 @@ void softmax_rows(OpCall& call, bool safe) {
 
 }  // namespace
 
-void softmax_cpu_ref(OpCall& call) { softmax_rows(call, /*safe=*/false); }
-void safe_softmax_cpu_ref(OpCall& call) { softmax_rows(call, /*safe=*/true); }
+void softmax_cpu_ref(const Tensor& x, const SoftmaxAttrs& attrs, Tensor& out) {
+  softmax_rows(x, attrs, out, /*safe=*/false);
+}
+void safe_softmax_cpu_ref(const Tensor& x, const SoftmaxAttrs& attrs, Tensor& out) {
+  softmax_rows(x, attrs, out, /*safe=*/true);
+}
 
 }  // namespace ts

@@ -1,18 +1,13 @@
 // ops/views/views.cpp: every view op. A view is a new (shape, strides, offset)
 // over the same Storage: no kernel, no copy, zero device time. The variant's
 // "kernel" is the metadata arithmetic, with its checks.
-//
-// Attributes used: dim/dim1 (transpose, unsqueeze, squeeze, narrow, slice,
-// select), shape (view, reshape, expand, permute's order, as_strided),
-// strides + start as offset (as_strided), start/end/step (narrow, slice,
-// select's index in start).
+#include "ops/views/views.h"
+
 #include <algorithm>
 #include <optional>
 
 #include "ops/checks.h"
 #include "ops/dispatch.h"
-#include "ops/ops.h"
-#include "ops/variants.h"
 
 namespace ts {
 
@@ -80,15 +75,51 @@ std::optional<Dims> view_strides(const Dims& old_shape, const Dims& old_strides,
 
 }  // namespace
 
+namespace {
+
+using enum VariantDevice;
+
+// clang-format off
+const Variant t_rungs[] =          {{"t/any/view",          &ops::t,          any, 0, "swap the two dims' sizes and strides",                nullptr, run_kernel<&t_view>}};
+const Variant transpose_rungs[] =  {{"transpose/any/view",  &ops::transpose,  any, 0, "swap two dims' sizes and strides",                    nullptr, run_kernel<&transpose_view>}};
+const Variant permute_rungs[] =    {{"permute/any/view",    &ops::permute,    any, 0, "reorder sizes and strides",                           nullptr, run_kernel<&permute_view>}};
+const Variant view_rungs[] =       {{"view/any/view",       &ops::view,       any, 0, "new shape over the same strides, when they allow it", nullptr, run_kernel<&view_view>}};
+const Variant reshape_rungs[] =    {{"reshape/any/composite", &ops::reshape,  any, 0, "view when the strides allow, else contiguous copy + view", nullptr, run_kernel<&reshape_composite>}};
+const Variant unsqueeze_rungs[] =  {{"unsqueeze/any/view",  &ops::unsqueeze,  any, 0, "insert a size-1 dim",                                 nullptr, run_kernel<&unsqueeze_view>}};
+const Variant squeeze_rungs[] =    {{"squeeze/any/view",    &ops::squeeze,    any, 0, "drop size-1 dims",                                    nullptr, run_kernel<&squeeze_view>}};
+const Variant expand_rungs[] =     {{"expand/any/view",     &ops::expand,     any, 0, "size-1 dims grow with stride 0",                      nullptr, run_kernel<&expand_view>}};
+const Variant narrow_rungs[] =     {{"narrow/any/view",     &ops::narrow,     any, 0, "offset + shorter size",                               nullptr, run_kernel<&narrow_view>}};
+const Variant slice_rungs[] =      {{"slice/any/view",      &ops::slice,      any, 0, "offset, shorter size, stride times step",             nullptr, run_kernel<&slice_view>}};
+const Variant select_rungs[] =     {{"select/any/view",     &ops::select,     any, 0, "offset by index*stride, drop the dim",                nullptr, run_kernel<&select_view>}};
+const Variant as_strided_rungs[] = {{"as_strided/any/view", &ops::as_strided, any, 0, "any sizes/strides/offset inside the storage",         nullptr, run_kernel<&as_strided_view>}};
+// clang-format on
+
+}  // namespace
+
+namespace ops {
+const OpDef t{.name = "ts::t", .attrs = attrs_tag<NoAttrs>, .prepare = prepare_view, .rungs = t_rungs};
+const OpDef transpose{.name = "ts::transpose", .attrs = attrs_tag<TransposeAttrs>, .prepare = prepare_view, .rungs = transpose_rungs};
+const OpDef permute{.name = "ts::permute", .attrs = attrs_tag<PermuteAttrs>, .prepare = prepare_view, .rungs = permute_rungs};
+const OpDef view{.name = "ts::view", .attrs = attrs_tag<ViewAttrs>, .prepare = prepare_view, .rungs = view_rungs};
+const OpDef reshape{.name = "ts::reshape", .attrs = attrs_tag<ReshapeAttrs>, .prepare = prepare_view, .rungs = reshape_rungs};
+const OpDef unsqueeze{.name = "ts::unsqueeze", .attrs = attrs_tag<UnsqueezeAttrs>, .prepare = prepare_view, .rungs = unsqueeze_rungs};
+const OpDef squeeze{.name = "ts::squeeze", .attrs = attrs_tag<SqueezeAttrs>, .prepare = prepare_view, .rungs = squeeze_rungs};
+const OpDef expand{.name = "ts::expand", .attrs = attrs_tag<ExpandAttrs>, .prepare = prepare_view, .rungs = expand_rungs};
+const OpDef narrow{.name = "ts::narrow", .attrs = attrs_tag<NarrowAttrs>, .prepare = prepare_view, .rungs = narrow_rungs};
+const OpDef slice{.name = "ts::slice", .attrs = attrs_tag<SliceAttrs>, .prepare = prepare_view, .rungs = slice_rungs};
+const OpDef select{.name = "ts::select", .attrs = attrs_tag<SelectAttrs>, .prepare = prepare_view, .rungs = select_rungs};
+const OpDef as_strided{.name = "ts::as_strided", .attrs = attrs_tag<AsStridedAttrs>, .prepare = prepare_view, .rungs = as_strided_rungs};
+}  // namespace ops
+
 // ---- t / transpose / permute ------------------------------------------------------
 
 Tensor t(const Tensor& x, Where loc) {
-  OpCall call(OpId::t, loc, {&x});
-  return dispatch(call, prepare_view);
+  const NoAttrs attrs;
+  OpCall call(ops::t, attrs, loc, {&x});
+  return dispatch(call);
 }
 
-void t_view(OpCall& call) {
-  const Tensor& x = call.input(0);
+void t_view(const Tensor& x, Tensor& out) {
   TS_CHECK(x.dim() <= 2, "t: t() expects a tensor with <= 2 dimensions, but self is {}D (shape {})", x.dim(),
            x.shape());
   Dims shape = x.shape(), strides = x.strides();
@@ -96,36 +127,33 @@ void t_view(OpCall& call) {
     std::swap(shape[0], shape[1]);
     std::swap(strides[0], strides[1]);
   }
-  call.out = make_view(x, shape, strides, x.offset());
+  out = make_view(x, shape, strides, x.offset());
 }
 
 Tensor transpose(const Tensor& x, int64_t dim0, int64_t dim1, Where loc) {
-  OpCall call(OpId::transpose, loc, {&x});
-  call.dim = dim0;
-  call.dim1 = dim1;
-  return dispatch(call, prepare_view);
+  const TransposeAttrs attrs{dim0, dim1};
+  OpCall call(ops::transpose, attrs, loc, {&x});
+  return dispatch(call);
 }
 
-void transpose_view(OpCall& call) {
-  const Tensor& x = call.input(0);
-  const int d0 = wrap_dim(call.dim, x.dim(), "transpose"), d1 = wrap_dim(call.dim1, x.dim(), "transpose");
+void transpose_view(const Tensor& x, const TransposeAttrs& attrs, Tensor& out) {
+  const int d0 = wrap_dim(attrs.dim0, x.dim(), "transpose"), d1 = wrap_dim(attrs.dim1, x.dim(), "transpose");
   Dims shape = x.shape(), strides = x.strides();
   if (x.dim() > 0) {
     std::swap(shape[d0], shape[d1]);
     std::swap(strides[d0], strides[d1]);
   }
-  call.out = make_view(x, shape, strides, x.offset());
+  out = make_view(x, shape, strides, x.offset());
 }
 
 Tensor permute(const Tensor& x, const Dims& dims, Where loc) {
-  OpCall call(OpId::permute, loc, {&x});
-  call.shape = dims;
-  return dispatch(call, prepare_view);
+  const PermuteAttrs attrs{dims};
+  OpCall call(ops::permute, attrs, loc, {&x});
+  return dispatch(call);
 }
 
-void permute_view(OpCall& call) {
-  const Tensor& x = call.input(0);
-  const Dims& order = call.shape;
+void permute_view(const Tensor& x, const PermuteAttrs& attrs, Tensor& out) {
+  const Dims& order = attrs.order;
   TS_CHECK(order.size() == x.dim(),
            "permute: number of dims don't match in permute (input has {} dims {}, order {} has {})", x.dim(),
            x.shape(), order, order.size());
@@ -138,97 +166,93 @@ void permute_view(OpCall& call) {
     shape[i] = x.shape()[d];
     strides[i] = x.strides()[d];
   }
-  call.out = make_view(x, shape, strides, x.offset());
+  out = make_view(x, shape, strides, x.offset());
 }
 
 // ---- view / reshape ------------------------------------------------------------------
 
 Tensor view(const Tensor& x, const Dims& shape, Where loc) {
-  OpCall call(OpId::view, loc, {&x});
-  call.shape = shape;
-  return dispatch(call, prepare_view);
+  const ViewAttrs attrs{shape};
+  OpCall call(ops::view, attrs, loc, {&x});
+  return dispatch(call);
 }
 
-void view_view(OpCall& call) {
-  const Tensor& x = call.input(0);
-  const Dims shape = infer_shape("view", call.shape, x.numel());
+void view_view(const Tensor& x, const ViewAttrs& attrs, Tensor& out) {
+  const Dims shape = infer_shape("view", attrs.shape, x.numel());
   const std::optional<Dims> strides = view_strides(x.shape(), x.strides(), shape);
   TS_CHECK(strides.has_value(),
            "view: view size is not compatible with input tensor's size and stride (at least one dimension spans "
            "across two contiguous subspaces). Input shape {} strides {}, requested shape {}. Use .reshape(...) "
            "instead.",
-           x.shape(), x.strides(), call.shape);
-  call.out = make_view(x, shape, *strides, x.offset());
+           x.shape(), x.strides(), attrs.shape);
+  out = make_view(x, shape, *strides, x.offset());
 }
 
 Tensor reshape(const Tensor& x, const Dims& shape, Where loc) {
-  OpCall call(OpId::reshape, loc, {&x});
-  call.shape = shape;
-  return dispatch(call, prepare_view);
+  const ReshapeAttrs attrs{shape};
+  OpCall call(ops::reshape, attrs, loc, {&x});
+  return dispatch(call);
 }
 
-void reshape_composite(OpCall& call) {
-  const Tensor& x = call.input(0);
-  const Dims shape = infer_shape("reshape", call.shape, x.numel());
+void reshape_composite(const Tensor& x, const ReshapeAttrs& attrs, Tensor& out) {
+  const Dims shape = infer_shape("reshape", attrs.shape, x.numel());
   if (view_strides(x.shape(), x.strides(), shape)) {
-    call.out = view(x, shape, call.loc);
+    out = view(x, shape);
   } else {
-    call.out = view(clone(x, call.loc), shape, call.loc);  // the strides forbid a view: copy first
+    out = view(clone(x), shape);  // the strides forbid a view: copy first
   }
 }
 
 // ---- unsqueeze / squeeze / expand ------------------------------------------------------
 
 Tensor unsqueeze(const Tensor& x, int64_t dim, Where loc) {
-  OpCall call(OpId::unsqueeze, loc, {&x});
-  call.dim = dim;
-  return dispatch(call, prepare_view);
+  const UnsqueezeAttrs attrs{dim};
+  OpCall call(ops::unsqueeze, attrs, loc, {&x});
+  return dispatch(call);
 }
 
-void unsqueeze_view(OpCall& call) {
-  const Tensor& x = call.input(0);
-  const int d = wrap_dim(call.dim, x.dim() + 1, "unsqueeze");
+void unsqueeze_view(const Tensor& x, const UnsqueezeAttrs& attrs, Tensor& out) {
+  const int d = wrap_dim(attrs.dim, x.dim() + 1, "unsqueeze");
   Dims shape = x.shape(), strides = x.strides();
   // Any stride works for a size-1 dim; PyTorch's choice keeps contiguous tensors contiguous.
   const int64_t stride = d < x.dim() ? x.shape()[d] * x.strides()[d] : 1;
   shape.insert(d, 1);
   strides.insert(d, stride);
-  call.out = make_view(x, shape, strides, x.offset());
+  out = make_view(x, shape, strides, x.offset());
 }
 
 Tensor squeeze(const Tensor& x, Where loc) {
-  OpCall call(OpId::squeeze, loc, {&x});
-  call.dim = kMaxDims;  // sentinel: every size-1 dim
-  return dispatch(call, prepare_view);
+  const SqueezeAttrs attrs;  // every size-1 dim
+  OpCall call(ops::squeeze, attrs, loc, {&x});
+  return dispatch(call);
 }
 
 Tensor squeeze(const Tensor& x, int64_t dim, Where loc) {
-  OpCall call(OpId::squeeze, loc, {&x});
-  call.dim = wrap_dim(dim, x.dim(), "squeeze");
-  return dispatch(call, prepare_view);
+  const SqueezeAttrs attrs{dim};
+  OpCall call(ops::squeeze, attrs, loc, {&x});
+  return dispatch(call);
 }
 
-void squeeze_view(OpCall& call) {
-  const Tensor& x = call.input(0);
+void squeeze_view(const Tensor& x, const SqueezeAttrs& attrs, Tensor& out) {
+  const std::optional<int> only = attrs.dim ? std::optional<int>(wrap_dim(*attrs.dim, x.dim(), "squeeze")) : std::nullopt;
   Dims shape, strides;
   for (int i = 0; i < x.dim(); ++i) {
-    const bool drop = x.shape()[i] == 1 && (call.dim == kMaxDims || call.dim == i);
+    const bool drop = x.shape()[i] == 1 && (!only || *only == i);
     if (drop) continue;
     shape.push_back(x.shape()[i]);
     strides.push_back(x.strides()[i]);
   }
-  call.out = make_view(x, shape, strides, x.offset());
+  out = make_view(x, shape, strides, x.offset());
 }
 
 Tensor expand(const Tensor& x, const Dims& shape, Where loc) {
-  OpCall call(OpId::expand, loc, {&x});
-  call.shape = shape;
-  return dispatch(call, prepare_view);
+  const ExpandAttrs attrs{shape};
+  OpCall call(ops::expand, attrs, loc, {&x});
+  return dispatch(call);
 }
 
-void expand_view(OpCall& call) {
-  const Tensor& x = call.input(0);
-  const Dims& target = call.shape;
+void expand_view(const Tensor& x, const ExpandAttrs& attrs, Tensor& out) {
+  const Dims& target = attrs.shape;
   TS_CHECK(target.size() >= x.dim(),
            "expand: the number of sizes provided ({}) must be greater or equal to the number of dimensions in the "
            "tensor ({}); tensor shape {}",
@@ -246,6 +270,8 @@ void expand_view(OpCall& call) {
       shape[i] = have;
       strides[i] = x.strides()[i - lead];
     } else {
+      TS_CHECK(target[i] >= 0, "expand: the expanded size {} at dimension {} is negative (only -1 keeps a size). "
+               "Target sizes: {}. Tensor sizes: {}", target[i], i, target, x.shape());
       TS_CHECK(have == 1,
                "expand: the expanded size of the tensor ({}) must match the existing size ({}) at non-singleton "
                "dimension {}. Target sizes: {}. Tensor sizes: {}",
@@ -253,111 +279,108 @@ void expand_view(OpCall& call) {
       strides[i] = 0;
     }
   }
-  call.out = make_view(x, shape, strides, x.offset());
+  out = make_view(x, shape, strides, x.offset());
 }
 
 // ---- narrow / slice / select / as_strided -------------------------------------------------
 
 Tensor narrow(const Tensor& x, int64_t dim, int64_t start, int64_t length, Where loc) {
-  OpCall call(OpId::narrow, loc, {&x});
-  call.dim = dim;
-  call.start = start;
-  call.end = length;
-  return dispatch(call, prepare_view);
+  const NarrowAttrs attrs{dim, start, length};
+  OpCall call(ops::narrow, attrs, loc, {&x});
+  return dispatch(call);
 }
 
-void narrow_view(OpCall& call) {
-  const Tensor& x = call.input(0);
+void narrow_view(const Tensor& x, const NarrowAttrs& attrs, Tensor& out) {
   TS_CHECK(x.dim() > 0, "narrow: cannot be applied to a 0-dim tensor");
-  const int d = wrap_dim(call.dim, x.dim(), "narrow");
+  const int d = wrap_dim(attrs.dim, x.dim(), "narrow");
   const int64_t size = x.shape()[d];
-  int64_t start = call.start;
-  const int64_t length = call.end;
+  int64_t start = attrs.start;
+  const int64_t length = attrs.length;
   TS_CHECK(start >= -size && start <= size, "narrow: start ({}) out of range for dimension {} of size {} (shape {})",
            start, d, size, x.shape());
   if (start < 0) start += size;
-  TS_CHECK(length >= 0 && start + length <= size,
+  TS_CHECK(length >= 0 && length <= size - start,  // start + length could overflow
            "narrow: start ({}) + length ({}) exceeds dimension size ({}) of dim {} (shape {})", start, length, size, d,
            x.shape());
   Dims shape = x.shape();
   shape[d] = length;
-  call.out = make_view(x, shape, x.strides(), x.offset() + start * x.strides()[d]);
+  out = make_view(x, shape, x.strides(), x.offset() + start * x.strides()[d]);
 }
 
 Tensor slice(const Tensor& x, int64_t dim, int64_t start, int64_t end, int64_t step, Where loc) {
-  OpCall call(OpId::slice, loc, {&x});
-  call.dim = dim;
-  call.start = start;
-  call.end = end;
-  call.step = step;
-  return dispatch(call, prepare_view);
+  const SliceAttrs attrs{dim, start, end, step};
+  OpCall call(ops::slice, attrs, loc, {&x});
+  return dispatch(call);
 }
 
-void slice_view(OpCall& call) {
-  const Tensor& x = call.input(0);
+void slice_view(const Tensor& x, const SliceAttrs& attrs, Tensor& out) {
   TS_CHECK(x.dim() > 0, "slice: cannot be applied to a 0-dim tensor");
-  TS_CHECK(call.step > 0, "slice: step must be positive, got {}", call.step);
-  const int d = wrap_dim(call.dim, x.dim(), "slice");
+  TS_CHECK(attrs.step > 0, "slice: step must be positive, got {}", attrs.step);
+  const int d = wrap_dim(attrs.dim, x.dim(), "slice");
   const int64_t size = x.shape()[d];
   // Python's slice rules: negative bounds count from the end, then clamp to [0, size].
   auto clamp_bound = [size](int64_t v) { return std::clamp<int64_t>(v < 0 ? v + size : v, 0, size); };
-  const int64_t start = clamp_bound(call.start), end = std::max(start, clamp_bound(call.end));
+  const int64_t start = clamp_bound(attrs.start), end = std::max(start, clamp_bound(attrs.end));
   Dims shape = x.shape(), strides = x.strides();
-  shape[d] = (end - start + call.step - 1) / call.step;
-  strides[d] *= call.step;
-  call.out = make_view(x, shape, strides, x.offset() + start * x.strides()[d]);
+  // ceil((end - start) / step) without forming end - start + step - 1, which overflows for a huge step.
+  const int64_t span = end - start;
+  shape[d] = span / attrs.step + (span % attrs.step != 0 ? 1 : 0);
+  TS_CHECK(!__builtin_mul_overflow(strides[d], attrs.step, &strides[d]),
+           "slice: step {} times the stride {} of dimension {} overflows", attrs.step, x.strides()[d], d);
+  out = make_view(x, shape, strides, x.offset() + start * x.strides()[d]);
 }
 
 Tensor select(const Tensor& x, int64_t dim, int64_t index, Where loc) {
-  OpCall call(OpId::select, loc, {&x});
-  call.dim = dim;
-  call.start = index;
-  return dispatch(call, prepare_view);
+  const SelectAttrs attrs{dim, index};
+  OpCall call(ops::select, attrs, loc, {&x});
+  return dispatch(call);
 }
 
-void select_view(OpCall& call) {
-  const Tensor& x = call.input(0);
+void select_view(const Tensor& x, const SelectAttrs& attrs, Tensor& out) {
   TS_CHECK(x.dim() > 0, "select: select() cannot be applied to a 0-dim tensor");
-  const int d = wrap_dim(call.dim, x.dim(), "select");
+  const int d = wrap_dim(attrs.dim, x.dim(), "select");
   const int64_t size = x.shape()[d];
-  const int64_t index = call.start;
+  const int64_t index = attrs.index;
   TS_CHECK(index >= -size && index < size, "select: index {} out of range for tensor of size {} at dimension {}",
            index, x.shape(), d);
   const int64_t i = index < 0 ? index + size : index;
   Dims shape = x.shape(), strides = x.strides();
   shape.erase(d);
   strides.erase(d);
-  call.out = make_view(x, shape, strides, x.offset() + i * x.strides()[d]);
+  out = make_view(x, shape, strides, x.offset() + i * x.strides()[d]);
 }
 
 Tensor as_strided(const Tensor& x, const Dims& shape, const Dims& strides, int64_t offset, Where loc) {
-  OpCall call(OpId::as_strided, loc, {&x});
-  call.shape = shape;
-  call.strides = strides;
-  call.start = offset;
-  return dispatch(call, prepare_view);
+  const AsStridedAttrs attrs{shape, strides, offset};
+  OpCall call(ops::as_strided, attrs, loc, {&x});
+  return dispatch(call);
 }
 
-void as_strided_view(OpCall& call) {
-  const Tensor& x = call.input(0);
-  TS_CHECK(call.shape.size() == call.strides.size(), "as_strided: mismatch in length of strides ({}) and shape ({})",
-           call.strides, call.shape);
-  TS_CHECK(call.start >= 0, "as_strided: negative storage offset {}", call.start);
-  // The last element reached must lie inside the storage.
-  int64_t last = call.start;
-  for (int i = 0; i < call.shape.size(); ++i) {
-    TS_CHECK(call.shape[i] >= 0 && call.strides[i] >= 0, "as_strided: negative size or stride (shape {}, strides {})",
-             call.shape, call.strides);
-    if (call.shape[i] == 0) last = -1;
-    if (last >= 0) last += (call.shape[i] - 1) * call.strides[i];
+void as_strided_view(const Tensor& x, const AsStridedAttrs& attrs, Tensor& out) {
+  const Dims &shape = attrs.shape, &strides = attrs.strides;
+  TS_CHECK(shape.size() == strides.size(), "as_strided: mismatch in length of strides ({}) and shape ({})", strides,
+           shape);
+  TS_CHECK(attrs.offset >= 0, "as_strided: negative storage offset {}", attrs.offset);
+  // The last element reached must lie inside the storage; every step checked for overflow.
+  int64_t last = attrs.offset;
+  bool overflow = false;
+  for (int i = 0; i < shape.size(); ++i) {
+    TS_CHECK(shape[i] >= 0 && strides[i] >= 0, "as_strided: negative size or stride (shape {}, strides {})", shape,
+             strides);
+    if (shape[i] == 0) last = -1;
+    int64_t reach = 0;
+    if (last >= 0) overflow |= __builtin_mul_overflow(shape[i] - 1, strides[i], &reach) ||
+                               __builtin_add_overflow(last, reach, &last);
   }
   const int64_t itemsize = static_cast<int64_t>(x.element_size());
   const int64_t storage_elems = static_cast<int64_t>(x.storage()->nbytes()) / itemsize;
+  TS_CHECK(!overflow, "as_strided: sizes {}, strides {} and storage offset {} reach past any storage (the extent "
+           "overflows int64)", shape, strides, attrs.offset);
   TS_CHECK(last < storage_elems,
            "as_strided: sizes {}, strides {}, storage offset {} and itemsize {} require a storage of {} bytes, but "
            "the storage holds {} bytes",
-           call.shape, call.strides, call.start, itemsize, (last + 1) * itemsize, x.storage()->nbytes());
-  call.out = make_view(x, call.shape, call.strides, call.start);
+           shape, strides, attrs.offset, itemsize, (last + 1) * itemsize, x.storage()->nbytes());
+  out = make_view(x, shape, strides, attrs.offset);
 }
 
 }  // namespace ts

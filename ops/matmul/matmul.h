@@ -1,0 +1,48 @@
+// ops/matmul/matmul.h: mm, bmm, addmm and the composites matmul and linear:
+// their attributes, their OpDefs and the entry point of every kernel of their
+// ladders (the ladder and its numbers: ops/matmul/README.md).
+//
+// Letters: out is M x N, the reduction runs over K, B counts batches.
+#pragma once
+
+#include "ops/op.h"
+#include "ops/ops.h"
+
+namespace ts {
+
+struct AddmmAttrs {  // out = beta * c + alpha * (a @ b)
+  double beta = 1, alpha = 1;
+};
+
+namespace ops {
+extern const OpDef mm, bmm;     // NoAttrs; inputs: a, b
+extern const OpDef addmm;       // AddmmAttrs; inputs: c, a, b
+extern const OpDef matmul;      // NoAttrs; inputs: a, b (torch.matmul's rules)
+extern const OpDef linear;      // NoAttrs; inputs: x, weight, bias (optional)
+}  // namespace ops
+
+// mm: a [M, K], b [K, N] (any strides); out [M, N] contiguous.
+// bmm: a [B, M, K], b [B, K, N] (any strides, the batch stride too); out [B, M, N] contiguous.
+void mm_cpu_ref(const Tensor& a, const Tensor& b, Tensor& out);
+void mm_cpu_openblas(const Tensor& a, const Tensor& b, Tensor& out);
+void mm_cuda_naive(const Tensor& a, const Tensor& b, Tensor& out);
+void mm_cuda_tiled(const Tensor& a, const Tensor& b, Tensor& out);
+void mm_cuda_cublas(const Tensor& a, const Tensor& b, Tensor& out);
+void bmm_cpu_ref(const Tensor& a, const Tensor& b, Tensor& out);
+void bmm_cpu_openblas(const Tensor& a, const Tensor& b, Tensor& out);
+void bmm_cuda_naive(const Tensor& a, const Tensor& b, Tensor& out);
+void bmm_cuda_tiled(const Tensor& a, const Tensor& b, Tensor& out);
+void bmm_cuda_cublas(const Tensor& a, const Tensor& b, Tensor& out);
+// addmm: c [N] (a bias row) or broadcastable to [M, N]; a [M, K], b [K, N]; out [M, N] contiguous.
+void addmm_cpu_ref(const Tensor& c, const Tensor& a, const Tensor& b, const AddmmAttrs& attrs, Tensor& out);
+void addmm_cpu_openblas(const Tensor& c, const Tensor& a, const Tensor& b, const AddmmAttrs& attrs, Tensor& out);
+void addmm_cuda_naive(const Tensor& c, const Tensor& a, const Tensor& b, const AddmmAttrs& attrs, Tensor& out);
+void addmm_cuda_tiled(const Tensor& c, const Tensor& a, const Tensor& b, const AddmmAttrs& attrs, Tensor& out);
+void addmm_cuda_cublas(const Tensor& c, const Tensor& a, const Tensor& b, const AddmmAttrs& attrs, Tensor& out);
+bool gemm_cuda_cublas_supports(const OpCall& call, std::string* why);  // mm, bmm, addmm: what cuBLASLt takes
+
+// Composites: matmul calls mm or bmm (with views around); linear calls t + addmm (or matmul [+ add]).
+void matmul_composite(const Tensor& a, const Tensor& b, Tensor& out);
+void linear_composite(const Tensor& x, const Tensor& weight, const Tensor* bias, Tensor& out);
+
+}  // namespace ts

@@ -1,0 +1,386 @@
+// tests/test_cuda_attention_flash.cpp: the flash rungs of scaled_dot_product_attention (flash_v1,
+// flash_v2) called through their typed launchers, against a float64 reference written here.
+//
+// Every case makes q, k, v on the CPU (standard normal values rounded to bf16/f16) and copies them
+// over, so the reference sees exactly what the kernel saw. The output is poisoned (every byte 0xFF,
+// a NaN bit pattern no kernel stores) before each run and checked bit by bit afterwards: every
+// element must have been written. Seeds are fresh on every run (TS_TEST_SEED=N repeats one) and
+// printed with any failure. The comparison is tests/support/compare.h's: relative L2 error,
+// NaN-aware, worst element named.
+//
+// supports() refusals are checked on the CPU (they need no GPU). Without a GPU the other cases
+// pass with a message saying why they did nothing. TS_GPU_TEST_QUICK=1 (the sanitizer runs) keeps
+// the small shapes only.
+#include <doctest/doctest.h>
+
+#include <cuda_runtime_api.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <limits>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "ops/attention/attention_flash.h"
+#include "tensor/cuda_allocator.h"
+#include "tensor/cuda_check.h"
+#include "tensor/cuda_device.h"
+#include "tests/support/compare.h"
+
+using ts::DType;
+using ts::Dims;
+using ts::SdpaAttrs;
+using ts::Tensor;
+
+namespace {
+
+using Launcher = void (*)(const Tensor&, const Tensor&, const Tensor&, const SdpaAttrs&, Tensor&);
+using Supports = bool (*)(const Tensor&, const Tensor&, const Tensor&, const SdpaAttrs&, std::string*);
+
+struct Rung {
+  const char* name;
+  Launcher run;
+  Supports supports;
+};
+const Rung kRungs[] = {{"flash_v1", ts::sdpa_cuda_flash_v1, ts::sdpa_cuda_flash_v1_supports},
+                       {"flash_v2", ts::sdpa_cuda_flash_v2, ts::sdpa_cuda_flash_v2_supports}};
+constexpr DType kHalfTypes[] = {DType::bf16, DType::f16};
+
+bool no_gpu() {
+  if (ts::cuda::is_available()) return false;
+  MESSAGE("skipped: no usable CUDA device: ", ts::cuda::unavailable_reason());
+  return true;
+}
+
+bool quick() {
+  const char* env = std::getenv("TS_GPU_TEST_QUICK");
+  return env != nullptr && std::strcmp(env, "1") == 0;
+}
+
+// A new seed per test run (printed on failure), or TS_TEST_SEED to repeat one.
+uint64_t fresh_seed() {
+  if (const char* env = std::getenv("TS_TEST_SEED")) return std::strtoull(env, nullptr, 10);
+  return (static_cast<uint64_t>(std::random_device{}()) << 16) ^ std::random_device{}();
+}
+
+struct Shape {
+  int64_t B, H, S, L;
+};
+
+// softmax(scale * q k^T, causal: key j visible to query i when j <= i) v, in double, from the
+// definition. A row with a NaN among its visible scores is NaN; a row with no visible key is 0.
+std::vector<double> reference(const Tensor& q_cpu, const Tensor& k_cpu, const Tensor& v_cpu, bool causal,
+                              double scale) {
+  const int64_t B = q_cpu.shape()[0], H = q_cpu.shape()[1], S = q_cpu.shape()[2], D = q_cpu.shape()[3];
+  const int64_t L = k_cpu.shape()[2];
+  if (scale == 0) scale = 1.0 / std::sqrt(static_cast<double>(D));
+  const std::vector<double> q = q_cpu.to_vector<double>(), k = k_cpu.to_vector<double>(),
+                            v = v_cpu.to_vector<double>();  // row-major [B, H, seq, D], whatever the strides
+  std::vector<double> out(static_cast<size_t>(B * H * S * D), 0.0);
+  std::vector<double> s(static_cast<size_t>(L));
+  for (int64_t bh = 0; bh < B * H; ++bh)
+    for (int64_t i = 0; i < S; ++i) {
+      const double* qi = &q[static_cast<size_t>((bh * S + i) * D)];
+      double* oi = &out[static_cast<size_t>((bh * S + i) * D)];
+      const int64_t visible = causal ? std::min(L, i + 1) : L;
+      if (visible == 0) continue;  // no key: 0
+      double m = -std::numeric_limits<double>::infinity();
+      bool nan = false;
+      for (int64_t j = 0; j < visible; ++j) {
+        const double* kj = &k[static_cast<size_t>((bh * L + j) * D)];
+        double dot = 0;
+        for (int64_t d = 0; d < D; ++d) dot += qi[d] * kj[d];
+        s[static_cast<size_t>(j)] = scale * dot;
+        nan |= std::isnan(s[static_cast<size_t>(j)]);
+        m = std::max(m, s[static_cast<size_t>(j)]);
+      }
+      if (nan) {
+        for (int64_t d = 0; d < D; ++d) oi[d] = std::numeric_limits<double>::quiet_NaN();
+        continue;
+      }
+      double sum = 0;
+      for (int64_t j = 0; j < visible; ++j) {
+        const double p = std::exp(s[static_cast<size_t>(j)] - m);
+        sum += p;
+        const double* vj = &v[static_cast<size_t>((bh * L + j) * D)];
+        for (int64_t d = 0; d < D; ++d) oi[d] += p * vj[d];
+      }
+      for (int64_t d = 0; d < D; ++d) oi[d] /= sum;
+    }
+  return out;
+}
+
+struct Inputs {
+  Tensor q_cpu, k_cpu, v_cpu, q, k, v;
+};
+
+// Standard normal q [B, H, S, D], k and v [B, H, L, D] of `dtype` on both devices. `bshd`: each is a
+// [B, seq, H, D] tensor transposed to [B, H, seq, D] (a view: strides (seq*H*D, D, H*D, 1)).
+Inputs make_inputs(const Shape& sh, int64_t D, DType dtype, uint64_t seed, bool bshd = false) {
+  Inputs in;
+  ts::manual_seed(seed);
+  auto make = [&](int64_t seq, Tensor& cpu, Tensor& gpu) {
+    if (bshd) {
+      const Tensor base = ts::randn({sh.B, seq, sh.H, D}, dtype);
+      cpu = base.transpose(1, 2);
+      gpu = base.to(ts::kCUDA).transpose(1, 2);
+    } else {
+      cpu = ts::randn({sh.B, sh.H, seq, D}, dtype);
+      gpu = cpu.to(ts::kCUDA);
+    }
+  };
+  make(sh.S, in.q_cpu, in.q);
+  make(sh.L, in.k_cpu, in.k);
+  make(sh.L, in.v_cpu, in.v);
+  return in;
+}
+
+// An output [B, H, S, D] whose every byte is 0xFF: 0xFFFF is a NaN in bf16 and in f16, and one no
+// kernel stores (a NaN result is stored as the canonical 0x7FFF).
+Tensor poisoned_out(const Tensor& q) {
+  Tensor out = ts::empty(q.shape(), {q.dtype(), ts::kCUDA});
+  TS_CUDA_CHECK(cudaMemset(out.data_ptr(), 0xFF, static_cast<size_t>(out.numel()) * out.element_size()));
+  return out;
+}
+
+// Elements of a bf16/f16 tensor that still hold the poison.
+int64_t unwritten(const Tensor& out_cpu) {
+  const auto* bits = static_cast<const uint16_t*>(out_cpu.data_ptr());
+  int64_t n = 0;
+  for (int64_t e = 0; e < out_cpu.numel(); ++e) n += bits[e] == 0xFFFF;
+  return n;
+}
+
+// Runs `rung` on the inputs into a poisoned output, waits, and returns the output on the CPU.
+Tensor run_rung(const Rung& rung, const Inputs& in, const SdpaAttrs& attrs) {
+  Tensor out = poisoned_out(in.q);
+  rung.run(in.q, in.k, in.v, attrs, out);
+  ts::cuda::check_launch(rung.name);
+  ts::cuda::synchronize();
+  return out.to(ts::kCPU);
+}
+
+std::string describe(const Rung& rung, DType dtype, const Shape& sh, int64_t D, bool causal, uint64_t seed) {
+  return fmt::format("{} {} B={} H={} S={} L={} D={} causal={} seed={}", rung.name, ts::dtype_short_name(dtype), sh.B,
+                     sh.H, sh.S, sh.L, D, causal, seed);
+}
+
+// Both rungs on one set of inputs against one reference; poison and values checked.
+void check_rungs(const Inputs& in, DType dtype, const Shape& sh, int64_t D, const SdpaAttrs& attrs, uint64_t seed,
+                 const std::vector<const Rung*>& rungs) {
+  const std::vector<double> want = reference(in.q_cpu, in.k_cpu, in.v_cpu, attrs.is_causal, attrs.scale);
+  for (const Rung* rung : rungs) {
+    INFO(describe(*rung, dtype, sh, D, attrs.is_causal, seed), " scale=", attrs.scale);
+    std::string why;
+    REQUIRE_MESSAGE(rung->supports(in.q, in.k, in.v, attrs, &why), why);
+    const Tensor got = run_rung(*rung, in, attrs);
+    CHECK_MESSAGE(unwritten(got) == 0, unwritten(got), " output elements never written");
+    CHECK_CLOSE(got, want, ts::testing::tolerance_for(dtype), seed);
+  }
+}
+
+std::vector<const Rung*> all_rungs() { return {&kRungs[0], &kRungs[1]}; }
+
+}  // namespace
+
+// ---- supports(): no GPU needed ---------------------------------------------------------------
+
+TEST_CASE("flash attention: supports() refusals name the reason, on any machine") {
+  const SdpaAttrs attrs;
+  auto t = [](const Dims& shape, DType dtype = DType::bf16) { return ts::empty(shape, dtype); };
+  const Tensor q = t({2, 3, 17, 64}), kv = t({2, 3, 9, 64});
+  auto reason = [&](const Rung& rung, const Tensor& qq, const Tensor& kk, const Tensor& vv) {
+    std::string why;
+    const bool ok = rung.supports(qq, kk, vv, attrs, &why);
+    CHECK_FALSE(ok);
+    CHECK(rung.supports(qq, kk, vv, attrs, nullptr) == ok);  // why may be null
+    return why;
+  };
+  for (const Rung& rung : kRungs) {
+    INFO(rung.name);
+    CHECK_MESSAGE(reason(rung, t({2, 3, 17, 64}, DType::f32), t({2, 3, 9, 64}, DType::f32),
+                         t({2, 3, 9, 64}, DType::f32)).find("dtype f32 is not supported") != std::string::npos,
+                  "f32");
+    CHECK(reason(rung, q, t({2, 3, 9, 64}, DType::f16), kv).find("share one dtype") != std::string::npos);
+    CHECK(reason(rung, t({3, 17, 64}), t({3, 9, 64}), t({3, 9, 64})).find("expected 4-D") != std::string::npos);
+    CHECK(reason(rung, q, t({2, 3, 9, 32}), t({2, 3, 9, 32})).find("expected q [B, H, S, D]") != std::string::npos);
+    CHECK(reason(rung, q, kv, t({2, 3, 8, 64})).find("expected q [B, H, S, D]") != std::string::npos);
+    CHECK(reason(rung, q, t({1, 3, 9, 64}), t({1, 3, 9, 64})).find("expected q [B, H, S, D]") != std::string::npos);
+    CHECK(reason(rung, q, kv, kv).find("runs on cuda, q is on cpu") != std::string::npos);
+    CHECK(reason(rung, t({1, 1, 4, 160}), t({1, 1, 4, 160}), t({1, 1, 4, 160})).find("head dim 160") !=
+          std::string::npos);
+    // The launcher refuses with the same reason, as a ts::Error (no crash, no GPU touched).
+    Tensor out = t({2, 3, 17, 64});
+    CHECK_THROWS_WITH_AS(rung.run(q, kv, kv, attrs, out), doctest::Contains("runs on cuda"), ts::Error);
+  }
+  const Rung& v1 = kRungs[0];
+  const Rung& v2 = kRungs[1];
+  // Head dims: v1 takes 1..128, v2 64 and 128 only.
+  for (int64_t D : {1, 33, 96, 127}) {
+    const Tensor x = t({1, 2, 5, D});
+    CHECK(reason(v1, x, x, x).find("runs on cuda") != std::string::npos);  // only the device stands in the way
+    CHECK(reason(v2, x, x, x).find(fmt::format("head dim {} is not supported (64 or 128", D)) != std::string::npos);
+  }
+  // Strides: v1 reads any; v2 needs a unit last stride and rows of whole 16-byte chunks.
+  const Tensor stepped = t({1, 2, 5, 129}).slice(3, 0, 128, 2);   // last stride 2, D = 64
+  const Tensor odd_rows = t({1, 2, 5, 68}).narrow(3, 0, 64);      // row stride 68 elements
+  const Tensor bshd = t({1, 5, 2, 64}).transpose(1, 2);            // [B, S, H, D] as [B, H, S, D]
+  for (const Tensor& x : {stepped, odd_rows}) {
+    CHECK(reason(v1, x, x, x).find("runs on cuda") != std::string::npos);
+    CHECK(reason(v2, x, x, x).find("unit last stride, other strides multiples of 8") != std::string::npos);
+  }
+  CHECK(reason(v2, bshd, bshd, bshd).find("runs on cuda") != std::string::npos);  // a transposed view is fine
+}
+
+// ---- on the GPU ------------------------------------------------------------------------------------
+
+TEST_CASE("cuda: flash attention v1 and v2 against float64: shapes, L != S, head dims, causal, dtypes") {
+  if (no_gpu()) return;
+  const uint64_t base_seed = fresh_seed();
+  MESSAGE("seed base ", base_seed);
+  std::vector<Shape> shapes = {{1, 1, 1, 1},   {1, 2, 7, 7},    {2, 1, 65, 65},  {1, 3, 7, 300},
+                               {2, 2, 130, 64}, {1, 1, 1, 129}, {1, 2, 129, 127}};
+  if (!quick()) {
+    shapes.push_back({1, 2, 1000, 1000});
+    shapes.push_back({3, 47, 65, 65});  // 141 (batch, head) pairs: more than the 132 SMs of an H200
+    shapes.push_back({1, 2, 1000, 333});
+  }
+  uint64_t seed = base_seed;
+  for (const Shape& sh : shapes)
+    for (int64_t D : {64, 128})
+      for (DType dtype : kHalfTypes)
+        for (bool causal : {false, true}) {
+          const Inputs in = make_inputs(sh, D, dtype, ++seed);
+          check_rungs(in, dtype, sh, D, SdpaAttrs{causal, 0}, seed, all_rungs());
+        }
+}
+
+TEST_CASE("cuda: flash attention: explicit and negative scales, v1's other head dims") {
+  if (no_gpu()) return;
+  uint64_t seed = fresh_seed();
+  MESSAGE("seed base ", seed);
+  for (double scale : {0.3, -0.2})
+    for (bool causal : {false, true})
+      for (DType dtype : kHalfTypes) {
+        const Shape sh{2, 3, 67, 90};
+        const Inputs in = make_inputs(sh, 64, dtype, ++seed);
+        check_rungs(in, dtype, sh, 64, SdpaAttrs{causal, scale}, seed, all_rungs());
+      }
+  for (int64_t D : {1, 33, 96})
+    for (bool causal : {false, true}) {
+      const Shape sh{1, 2, 37, 45};
+      const Inputs in = make_inputs(sh, D, DType::bf16, ++seed);
+      check_rungs(in, DType::bf16, sh, D, SdpaAttrs{causal, 0}, seed, {&kRungs[0]});
+    }
+}
+
+TEST_CASE("cuda: flash attention: a NaN in q makes that row NaN and no other") {
+  if (no_gpu()) return;
+  uint64_t seed = fresh_seed();
+  MESSAGE("seed base ", seed);
+  const Shape sh{2, 2, 70, 70};
+  for (int64_t D : {64, 128})
+    for (DType dtype : kHalfTypes)
+      for (bool causal : {false, true}) {
+        Inputs in = make_inputs(sh, D, dtype, ++seed);
+        // q[1, 0, 5, 3] = NaN (CPU copy), then copied over again.
+        const uint16_t nan_bits = dtype == DType::bf16 ? 0x7FC0 : 0x7E00;
+        const int64_t row = (1 * sh.H + 0) * sh.S + 5;
+        static_cast<uint16_t*>(in.q_cpu.data_ptr())[row * D + 3] = nan_bits;
+        in.q = in.q_cpu.to(ts::kCUDA);
+        const std::vector<double> want = reference(in.q_cpu, in.k_cpu, in.v_cpu, causal, 0);
+        for (const Rung& rung : kRungs) {
+          INFO(describe(rung, dtype, sh, D, causal, seed));
+          const Tensor got = run_rung(rung, in, SdpaAttrs{causal, 0});
+          CHECK(unwritten(got) == 0);
+          const std::vector<double> g = got.to_vector<double>();
+          int64_t nan_in_row = 0, nan_elsewhere = 0;
+          for (int64_t e = 0; e < got.numel(); ++e)
+            (e / D == row ? nan_in_row : nan_elsewhere) += std::isnan(g[static_cast<size_t>(e)]);
+          CHECK(nan_in_row == D);
+          CHECK(nan_elsewhere == 0);
+          CHECK_CLOSE(got, want, ts::testing::tolerance_for(dtype), seed);  // NaN where the reference has it
+        }
+      }
+}
+
+TEST_CASE("cuda: flash attention reads a [B, S, H, D] tensor transposed to [B, H, S, D] in place") {
+  if (no_gpu()) return;
+  uint64_t seed = fresh_seed();
+  MESSAGE("seed base ", seed);
+  const Shape sh{2, 3, 100, 77};
+  for (int64_t D : {64, 128})
+    for (bool causal : {false, true}) {
+      const DType dtype = DType::bf16;
+      const Inputs in = make_inputs(sh, D, dtype, ++seed, /*bshd=*/true);
+      REQUIRE_FALSE(in.q.is_contiguous());
+      CHECK(in.q.strides() == Dims{sh.S * sh.H * D, D, sh.H * D, 1});
+      const std::vector<double> want = reference(in.q_cpu, in.k_cpu, in.v_cpu, causal, 0);
+      for (const Rung& rung : kRungs) {
+        INFO(describe(rung, dtype, sh, D, causal, seed), " [B, S, H, D] transposed");
+        Tensor out = poisoned_out(in.q);
+        ts::cuda::synchronize();
+        ts::cuda::reset_peak_memory_stats();
+        const ts::AllocatorStats before = ts::cuda::memory_stats();
+        rung.run(in.q, in.k, in.v, SdpaAttrs{causal, 0}, out);
+        const ts::AllocatorStats after = ts::cuda::memory_stats();
+        CHECK(after.peak_allocated == before.allocated);  // not one byte more, even for a moment: no copy
+        ts::cuda::check_launch(rung.name);
+        ts::cuda::synchronize();
+        const Tensor got = out.to(ts::kCPU);
+        CHECK(unwritten(got) == 0);
+        CHECK_CLOSE(got, want, ts::testing::tolerance_for(dtype), seed);
+      }
+    }
+}
+
+TEST_CASE("cuda: flash attention reads k and v expanded over heads (stride 0) in place") {
+  if (no_gpu()) return;
+  uint64_t seed = fresh_seed();
+  MESSAGE("seed base ", seed);
+  const Shape sh{2, 4, 33, 50};
+  for (int64_t D : {64, 128})
+    for (bool causal : {false, true}) {
+      const DType dtype = DType::f16;
+      Inputs in = make_inputs(sh, D, dtype, ++seed);
+      // One k/v head shared by all H query heads (multi-query attention), as a stride-0 view.
+      const Tensor k1 = in.k_cpu.narrow(1, 0, 1), v1 = in.v_cpu.narrow(1, 2, 1);
+      in.k_cpu = k1.expand({sh.B, sh.H, sh.L, D});
+      in.v_cpu = v1.expand({sh.B, sh.H, sh.L, D});
+      in.k = k1.to(ts::kCUDA).expand({sh.B, sh.H, sh.L, D});
+      in.v = v1.to(ts::kCUDA).expand({sh.B, sh.H, sh.L, D});
+      REQUIRE(in.k.strides()[1] == 0);
+      check_rungs(in, dtype, sh, D, SdpaAttrs{causal, 0}, seed, all_rungs());
+    }
+}
+
+TEST_CASE("cuda: flash attention: no keys (L = 0) gives 0; bad outputs and head dims throw ts::Error") {
+  if (no_gpu()) return;
+  const Shape sh{1, 2, 9, 0};
+  const Inputs in = make_inputs(sh, 64, DType::f16, 7);
+  for (const Rung& rung : kRungs) {
+    INFO(rung.name);
+    for (bool causal : {false, true}) {
+      const Tensor got = run_rung(rung, in, SdpaAttrs{causal, 0});
+      CHECK(unwritten(got) == 0);
+      for (double x : got.to_vector<double>()) CHECK(x == 0.0);
+    }
+    const Inputs ok = make_inputs({1, 2, 9, 5}, 64, DType::bf16, 8);
+    Tensor wrong_shape = ts::empty({1, 2, 9, 32}, {DType::bf16, ts::kCUDA});
+    CHECK_THROWS_WITH_AS(rung.run(ok.q, ok.k, ok.v, {}, wrong_shape), doctest::Contains("out must be a contiguous"),
+                         ts::Error);
+    Tensor wrong_dtype = ts::empty({1, 2, 9, 64}, {DType::f16, ts::kCUDA});
+    CHECK_THROWS_AS(rung.run(ok.q, ok.k, ok.v, {}, wrong_dtype), ts::Error);
+    Tensor strided = ts::empty({1, 2, 64, 9}, {DType::bf16, ts::kCUDA}).transpose(2, 3);
+    CHECK_THROWS_AS(rung.run(ok.q, ok.k, ok.v, {}, strided), ts::Error);
+  }
+  const Inputs d96 = make_inputs({1, 2, 9, 5}, 96, DType::bf16, 9);
+  Tensor out = ts::empty({1, 2, 9, 96}, {DType::bf16, ts::kCUDA});
+  CHECK_THROWS_WITH_AS(ts::sdpa_cuda_flash_v2(d96.q, d96.k, d96.v, {}, out), doctest::Contains("head dim 96"),
+                       ts::Error);
+}

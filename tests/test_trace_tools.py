@@ -1,0 +1,416 @@
+#!/usr/bin/env python3
+"""Tests of ts_trace_svg, ts_trace_diff and tools/render_pictures.sh (ctest runs one case per call).
+
+Each case recomputes what the tool must print from the trace's JSON with its own
+code (the standard library only: json, xml.etree, gzip), so that the tool and
+the test would have to be wrong the same way to agree:
+
+  svg          one <g class="ev"> per event of the step or the whole trace, the same
+               (cat, name) multiset, one <path class="flow"> per launch-to-work pair
+               drawn; valid XML; the same bytes twice; under a size bound
+  svg-errors   a missing file, JSON that is no trace, a step the trace lacks, an empty
+               window: exit 1 or 2 with one line on stderr, never a crash
+  diff-self    a trace against itself (and against its gzip copy): no change
+  diff-fusion  eager against fused MLP: the gelu and mul kernels vanish, the geglu one appears
+  diff-table   the "before" columns equal the table key_averages printed in the same run
+  diff-errors  as svg-errors, for ts_trace_diff
+  pictures     render_pictures.sh into a temporary folder equals the committed pictures
+  quote        the README's pasted diff is lines of the committed output, and that output
+               is what the tool prints today
+"""
+import argparse
+import collections
+import gzip
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import xml.etree.ElementTree as ET
+from decimal import Decimal
+
+SVG_NS = "{http://www.w3.org/2000/svg}"
+GPU_LANE_CATS = {"kernel", "gpu_memcpy", "gpu_memset", "gpu_user_annotation", "cuda_sync"}
+GPU_WORK_CATS = {"kernel", "gpu_memcpy", "gpu_memset"}
+CPU_RANGE_CATS = {"cpu_op", "user_annotation", "cuda_runtime", "cuda_driver"}
+
+failures = []
+
+
+def check(ok, message):
+    if not ok:
+        failures.append(message)
+        print("FAIL:", message)
+
+
+def ns(us):
+    """Microseconds (read as Decimal, exact) to integer nanoseconds."""
+    return int((Decimal(us) * 1000).to_integral_value())
+
+
+def load(path):
+    opener = gzip.open if path.endswith(".gz") else open
+    with opener(path, "rt") as f:
+        return json.load(f, parse_float=Decimal)
+
+
+def durations(trace):
+    return [e for e in trace["traceEvents"] if e.get("ph") == "X"]
+
+
+def run(cmd, cwd=None):
+    return subprocess.run(cmd, capture_output=True, text=True, cwd=cwd)
+
+
+# ---- ts_trace_svg -------------------------------------------------------------------
+
+
+def expected_events(trace, step, from_us, to_us):
+    """The events ts_trace_svg must draw, by the rule in its header, and time 0."""
+    xs = [e for e in durations(trace) if e.get("cat") != "Trace"]
+    if step is None:
+        chosen = xs
+        origin = min(ns(e["ts"]) for e in chosen)
+    else:
+        s = next(e for e in xs if e["name"] == f"ProfilerStep#{step}")
+        origin, end = ns(s["ts"]), ns(s["ts"]) + ns(s["dur"])
+        cpu = [e for e in xs if e["cat"] not in GPU_LANE_CATS and origin <= ns(e["ts"])
+               and ns(e["ts"]) + ns(e["dur"]) <= end
+               and (e is s or not e["name"].startswith("ProfilerStep#"))]
+        launches = {e["args"]["correlation"] for e in cpu if "correlation" in e.get("args", {})}
+        annotations = {e["args"]["External id"] for e in cpu
+                       if e["cat"] == "user_annotation" and "External id" in e.get("args", {})}
+        gpu = [e for e in xs if (e["cat"] == "gpu_user_annotation" and e["args"].get("External id") in annotations)
+               or (e["cat"] in GPU_LANE_CATS - {"gpu_user_annotation"} and e["args"].get("correlation") in launches)]
+        chosen = cpu + gpu
+    last = max([origin] + [ns(e["ts"]) + ns(e["dur"]) for e in chosen])
+    lo = origin + (ns(Decimal(str(from_us))) if from_us is not None else 0)
+    hi = origin + ns(Decimal(str(to_us))) if to_us is not None else last
+    return [e for e in chosen if ns(e["ts"]) <= hi and ns(e["ts"]) + ns(e["dur"]) >= lo], lo, hi
+
+
+def case_svg(a):
+    trace = load(a.trace)
+    cmd = [a.tool, a.trace]
+    if a.step is not None:
+        cmd += ["--step", str(a.step)]
+    if a.from_us is not None:
+        cmd += ["--from-us", str(a.from_us)]
+    if a.to_us is not None:
+        cmd += ["--to-us", str(a.to_us)]
+    first, second = run(cmd), run(cmd)
+    check(first.returncode == 0, f"{cmd}: exit {first.returncode}: {first.stderr.strip()}")
+    if first.returncode != 0:
+        return
+    check(first.stdout == second.stdout, "two runs gave different SVGs")
+    size = len(first.stdout.encode())
+    print(f"svg: {size} bytes")
+    check(size <= a.max_bytes, f"the SVG is {size} bytes, more than {a.max_bytes}")
+    root = ET.fromstring(first.stdout.encode())  # raises on XML that does not parse
+    check(root.tag == SVG_NS + "svg", f"root element {root.tag}")
+    boxes = [g for g in root.iter(SVG_NS + "g") if g.get("class") == "ev"]
+    want, lo, hi = expected_events(trace, a.step, a.from_us, a.to_us)
+    print(f"svg: {len(boxes)} event boxes, expected {len(want)}")
+    check(len(boxes) == len(want), f"{len(boxes)} event boxes, expected {len(want)}")
+    got = collections.Counter((g.get("data-cat"), g.get("data-name")) for g in boxes)
+    exp = collections.Counter((e["cat"], e["name"]) for e in want)
+    check(got == exp, f"boxes differ from the events: extra {got - exp}, missing {exp - got}")
+    for g in boxes:
+        check(g.find(SVG_NS + "rect") is not None, f"box {g.get('data-name')} has no rect")
+    # Flows: an ac2g pair whose launch and GPU work are both drawn (same correlation, the flow's ends in view).
+    drawn = {(json.dumps(e["pid"]), json.dumps(e["tid"]), e["args"]["correlation"])
+             for e in want if "correlation" in e.get("args", {})}
+    ends = collections.defaultdict(dict)
+    for e in trace["traceEvents"]:
+        if e.get("ph") in ("s", "f") and e.get("cat") == "ac2g":
+            ends[e["id"]][e["ph"]] = e
+    flows = sum(1 for i, pair in ends.items() if "s" in pair and "f" in pair
+                and (json.dumps(pair["s"]["pid"]), json.dumps(pair["s"]["tid"]), i) in drawn
+                and (json.dumps(pair["f"]["pid"]), json.dumps(pair["f"]["tid"]), i) in drawn
+                and all(lo <= ns(pair[k]["ts"]) <= hi for k in "sf"))
+    arrows = [p for p in root.iter(SVG_NS + "path") if p.get("class") == "flow"]
+    print(f"svg: {len(arrows)} flow arrows, expected {flows}")
+    check(len(arrows) == flows, f"{len(arrows)} flow arrows, expected {flows}")
+
+
+def expect_clean_failure(cmd, what):
+    r = run(cmd)
+    lines = [line for line in r.stderr.splitlines() if line.strip()]
+    print(f"{what}: exit {r.returncode}: {r.stderr.strip()}")
+    check(r.returncode in (1, 2), f"{what}: exit {r.returncode} (a crash is negative or > 2), expected 1 or 2")
+    check(len(lines) == 1, f"{what}: stderr is {len(lines)} lines, expected one: {lines}")
+    check(r.stdout == "", f"{what}: printed on stdout: {r.stdout[:200]!r}")
+
+
+def bad_inputs(tmp):
+    """Files that are not usable traces, by what is wrong with them."""
+    files = {}
+
+    def put(name, text, compress=False):
+        path = os.path.join(tmp, name)
+        with (gzip.open(path, "wt") if compress else open(path, "w")) as f:
+            f.write(text)
+        files[name] = path
+
+    put("not_json.json", "this is not JSON\n")
+    put("object.json", json.dumps({"name": "a config file", "values": [1, 2, 3]}))
+    put("list.json", json.dumps([1, 2, 3]))
+    put("events_not_list.json", json.dumps({"traceEvents": {"ph": "X"}}))
+    put("string_ts.json", json.dumps({"traceEvents": [{"ph": "X", "cat": "cpu_op", "name": "a", "pid": 1, "tid": 1,
+                                                        "ts": "soon", "dur": 1}]}))
+    put("negative_dur.json", json.dumps({"traceEvents": [{"ph": "X", "cat": "cpu_op", "name": "a", "pid": 1,
+                                                          "tid": 1, "ts": 1, "dur": -1}]}))
+    put("odd_types.json", json.dumps({"traceEvents": [{"ph": "M", "name": 7, "pid": 1, "tid": 1, "args": "x"},
+                                                      {"ph": "X", "cat": "cpu_op", "name": "a", "pid": 1, "tid": 1,
+                                                       "ts": 1, "dur": 1, "args": {"External id": "seven"}}]}))
+    put("garbage.json.gz", "{\"traceEvents\": [", compress=True)
+    files["missing.json"] = os.path.join(tmp, "missing.json")
+    files["directory"] = tmp
+    return files
+
+
+def case_svg_errors(a):
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, path in bad_inputs(tmp).items():
+            expect_clean_failure([a.tool, path], f"ts_trace_svg {name}")
+    expect_clean_failure([a.tool, a.trace, "--step", "99"], "ts_trace_svg --step 99")
+    expect_clean_failure([a.tool, a.trace, "--step", "three"], "ts_trace_svg --step three")
+    expect_clean_failure([a.tool, a.trace, "--from-us", "50", "--to-us", "10"], "ts_trace_svg empty window")
+    expect_clean_failure([a.tool, a.trace, "--to-us"], "ts_trace_svg --to-us without a value")
+    expect_clean_failure([a.tool], "ts_trace_svg without a trace")
+    expect_clean_failure([a.tool, a.trace, "-o", "/nonexistent-dir/x.svg"], "ts_trace_svg unwritable output")
+
+
+# ---- ts_trace_diff ------------------------------------------------------------------
+
+ROW = re.compile(r"^\s*(\S+)\s+(\S+)\s+(-?[\d.]+)\s+(-?[\d.]+)\s+(-?[\d.]+)\s+(\S+)\s+(-?[\d.]+)\s+(-?[\d.]+)\s+"
+                 r"(-?[\d.]+)\s+(\S+)\s+(\S+)\s+(.*)$")
+
+
+def diff_rows(text):
+    """{(kind, name): fields} from ts_trace_diff's table."""
+    rows = {}
+    for line in text.splitlines():
+        m = ROW.match(line)
+        if m and m.group(1) != "calls":
+            f = m.groups()
+            rows[(f[10], f[11])] = {"calls": (float(f[0]), float(f[1])), "cpu": (Decimal(f[2]), Decimal(f[3])),
+                                    "d_cpu": Decimal(f[4]), "cuda": (Decimal(f[6]), Decimal(f[7])),
+                                    "d_cuda": Decimal(f[8])}
+    return rows
+
+
+def section(text, title):
+    """The indented lines under 'appeared ...:' or 'vanished ...:'."""
+    lines = text.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith(title))
+    out = []
+    for line in lines[start + 1:]:
+        if not line.startswith("  "):
+            break
+        kind, name = line.strip().split(None, 1)
+        out.append((kind, name))
+    return out
+
+
+def case_diff_self(a):
+    for extra in ([], ["--steps"]):
+        r = run([a.tool, a.trace, a.trace] + extra)
+        check(r.returncode == 0, f"diff of a trace with itself {extra}: exit {r.returncode}: {r.stderr.strip()}")
+        rows = diff_rows(r.stdout)
+        print(f"diff-self {extra}: {len(rows)} rows")
+        check(len(rows) > 0, "no rows parsed")
+        for key, row in rows.items():
+            check(row["d_cpu"] == 0 and row["d_cuda"] == 0 and row["calls"][0] == row["calls"][1],
+                  f"{key} changed: {row}")
+        check("no change: every row has the same calls" in r.stdout, "no 'no change' line")
+        check("appeared (after only): none" in r.stdout and "vanished (before only): none" in r.stdout,
+              "rows appeared or vanished")
+    with tempfile.TemporaryDirectory() as tmp:  # the same trace, gzip-compressed
+        gz = os.path.join(tmp, os.path.basename(a.trace) + ".gz")
+        with open(a.trace, "rb") as src, gzip.open(gz, "wb") as dst:
+            shutil.copyfileobj(src, dst)
+        r = run([a.tool, a.trace, gz])
+        check(r.returncode == 0 and "no change:" in r.stdout, f"plain against gzip: exit {r.returncode}, {r.stderr}")
+
+
+def case_diff_fusion(a):
+    r = run([a.tool, a.before, a.after])
+    check(r.returncode == 0, f"exit {r.returncode}: {r.stderr.strip()}")
+    vanished, appeared = section(r.stdout, "vanished"), section(r.stdout, "appeared")
+    print("vanished:", vanished)
+    print("appeared:", appeared)
+    kernels_gone = [n for k, n in vanished if k == "kernel"]
+    kernels_new = [n for k, n in appeared if k == "kernel"]
+    check(any("GeluTanhOp" in n for n in kernels_gone), "the gelu kernel did not vanish")
+    check(any("MulOp" in n for n in kernels_gone), "the mul kernel did not vanish")
+    check(len(kernels_gone) == 2, f"{len(kernels_gone)} kernels vanished, expected 2")
+    check(len(kernels_new) == 1 and "geglu" in kernels_new[0], f"appeared kernels: {kernels_new}")
+    check(("cpu_op", "ts::gelu") in vanished and ("cpu_op", "ts::mul") in vanished, "ts::gelu/ts::mul did not vanish")
+    check(("cpu_op", "ts::geglu") in appeared, "ts::geglu did not appear")
+    rows = diff_rows(r.stdout)
+    # Largest absolute change first.
+    changes = [max(abs(row["d_cpu"]), abs(row["d_cuda"])) for row in rows.values()]
+    check(changes == sorted(changes, reverse=True), "rows are not sorted by the largest absolute change")
+    # The vanished kernels' "before" is the table's; their "after" is zero.
+    for key in [("kernel", n) for n in kernels_gone]:
+        check(rows[key]["cuda"][1] == 0 and rows[key]["cuda"][0] > 0, f"{key}: {rows[key]}")
+
+
+UNITS = {"us": Decimal(1), "ms": Decimal(1000), "s": Decimal(1000000)}
+
+
+def table_time(text):
+    """A table time ("50.488us", "3.195ms") as (microseconds, the unit it was printed in)."""
+    m = re.fullmatch(r"(-?[\d.]+)(us|ms|s)", text)
+    return Decimal(m.group(1)) * UNITS[m.group(2)], m.group(2)
+
+
+def same_time(us, printed):
+    """`us` rounded the way the table printed `printed` (three decimals in its unit)."""
+    value, unit = printed
+    return (us / UNITS[unit]).quantize(Decimal("0.001")) == (value / UNITS[unit]).quantize(Decimal("0.001"))
+
+
+def table_rows(path):
+    """The rows of a key_averages table: [(name, self_cpu, cpu_total, self_cuda, calls)], times as table_time."""
+    lines = open(path).read().splitlines()
+    header = next(line for line in lines if line.strip().startswith("Name"))
+    columns = re.split(r"\s{2,}", header.strip())
+    rows = []
+    for line in lines:
+        fields = re.split(r"\s{2,}", line.strip())
+        if len(fields) != len(columns) or fields[0] == "Name" or line.startswith("-"):
+            continue
+        f = dict(zip(columns, fields))
+        rows.append((f["Name"], table_time(f["Self CPU"]), table_time(f["CPU total"]),
+                     table_time(f["Self CUDA"]) if "Self CUDA" in f else (Decimal(0), "us"), int(f["# of Calls"])))
+    return rows
+
+
+def case_diff_table(a):
+    r = run([a.tool, a.trace, a.trace])
+    check(r.returncode == 0, f"exit {r.returncode}: {r.stderr.strip()}")
+    rows = diff_rows(r.stdout)
+    table = table_rows(a.table)
+    matched = 0
+    for name, self_cpu, cpu_total, self_cuda, calls in table:
+        def same_name(n):
+            return n == name or (name.endswith("...") and len(n) > len(name) - 3 and n.startswith(name[:-3]))
+        candidates = [(k, v) for k, v in rows.items() if same_name(k[1])]
+        gpu_row = cpu_total[0] == 0 and self_cpu[0] == 0
+        candidates = [(k, v) for k, v in candidates if (k[0] in GPU_WORK_CATS) == gpu_row]
+        if not candidates:
+            # The table's GPU twin of an annotation (gpu_user_annotation) is no row of the diff.
+            check(gpu_row, f"table row {name} has no row in the diff")
+            continue
+        (key, row), = candidates
+        matched += 1
+        check(same_time(row["cpu"][0], self_cpu), f"{key}: Self CPU {row['cpu'][0]}, table {self_cpu}")
+        check(same_time(row["cuda"][0], self_cuda), f"{key}: Self CUDA {row['cuda'][0]}, table {self_cuda}")
+        check(row["calls"][0] == calls, f"{key}: calls {row['calls'][0]}, table {calls}")
+    print(f"diff-table: {matched} table rows matched, the diff has {len(rows)}")
+    check(matched == len(rows), f"{len(rows)} diff rows but {matched} matched a table row")
+    totals = re.findall(r"^(Self C\w+ time total): (\S+)$", open(a.table).read(), re.M)
+    check(len(totals) == 2, f"{a.table}: {len(totals)} footer totals")
+    for label, printed in totals:
+        m = re.search(rf"^{label}:\s+([\d.]+) ->", r.stdout, re.M)
+        check(m is not None and same_time(Decimal(m.group(1)), table_time(printed)),
+              f"{label}: diff {m and m.group(1)}, table {printed}")
+
+
+def case_diff_errors(a):
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, path in bad_inputs(tmp).items():
+            expect_clean_failure([a.tool, path, a.trace], f"ts_trace_diff {name} (before)")
+            expect_clean_failure([a.tool, a.trace, path], f"ts_trace_diff {name} (after)")
+        no_steps = os.path.join(tmp, "no_steps.json")
+        with open(no_steps, "w") as f:
+            json.dump({"traceEvents": [{"ph": "X", "cat": "cpu_op", "name": "ts::add", "pid": 1, "tid": 1,
+                                        "ts": 1.0, "dur": 2.0, "args": {"External id": 1}}]}, f)
+        r = run([a.tool, no_steps, no_steps])
+        check(r.returncode == 0 and "no change:" in r.stdout, f"a trace without steps: exit {r.returncode}")
+        expect_clean_failure([a.tool, no_steps, a.trace, "--steps"], "ts_trace_diff --steps without steps")
+    expect_clean_failure([a.tool, a.trace], "ts_trace_diff with one trace")
+    expect_clean_failure([a.tool, a.trace, a.trace, "--bogus"], "ts_trace_diff --bogus")
+
+
+# ---- pictures and quotes --------------------------------------------------------------
+
+
+def case_pictures(a):
+    with tempfile.TemporaryDirectory() as tmp:
+        r = run(["bash", a.script, a.tool, tmp])
+        check(r.returncode == 0, f"render_pictures.sh: exit {r.returncode}: {r.stderr.strip()}")
+        made = sorted(os.listdir(tmp))
+        committed = sorted(n for n in os.listdir(a.committed) if n.endswith(".svg"))
+        check(made == committed, f"pictures made {made}, committed {committed}")
+        for name in made:
+            with open(os.path.join(tmp, name), "rb") as x:
+                new = x.read()
+            path = os.path.join(a.committed, name)
+            old = open(path, "rb").read() if os.path.exists(path) else b""
+            check(new == old, f"{name} differs from the committed picture: run tools/render_pictures.sh")
+            check(len(new) <= a.max_bytes, f"{name} is {len(new)} bytes, more than {a.max_bytes}")
+            print(f"{name}: {len(new)} bytes, {'same' if new == old else 'DIFFERENT'}")
+    # Every picture a walk-through shows exists and names its trace in the caption's line.
+    for md in a.docs:
+        text = open(md).read()
+        for picture in re.findall(r"!\[[^\]]*\]\(([^)]+\.svg)\)", text):
+            path = os.path.normpath(os.path.join(os.path.dirname(md), picture))
+            check(os.path.exists(path), f"{md} shows {picture}, which does not exist")
+
+
+def case_quote(a):
+    lines = open(a.output).read().splitlines()
+    check(lines and lines[0].startswith("$ "), f"{a.output} does not start with the command ('$ ...')")
+    command = lines[0][2:].split()
+    r = run([a.tool] + command[1:], cwd=a.root)  # the committed command, with this build's tool
+    check(r.returncode == 0, f"{command}: exit {r.returncode}: {r.stderr.strip()}")
+    check(r.stdout.splitlines() == lines[1:], f"{a.output} is not what `{' '.join(command)}` prints today")
+    # The README's block that starts with the same command: each line in the file, in order ("..." skips).
+    readme = open(a.readme).read().splitlines()
+    start = readme.index(lines[0])
+    end = readme.index("```", start)
+    at = 0
+    for line in readme[start:end]:
+        if line.strip() == "...":
+            continue
+        try:
+            at = lines.index(line, at) + 1
+        except ValueError:
+            check(False, f"README line not in {a.output} (or out of order): {line!r}")
+    print(f"quote: {end - start} README lines checked against {a.output}")
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("case")
+    p.add_argument("--tool")
+    p.add_argument("--trace")
+    p.add_argument("--step", type=int)
+    p.add_argument("--from-us", type=float)
+    p.add_argument("--to-us", type=float)
+    p.add_argument("--max-bytes", type=int, default=150_000)
+    p.add_argument("--before")
+    p.add_argument("--after")
+    p.add_argument("--table")
+    p.add_argument("--script")
+    p.add_argument("--committed")
+    p.add_argument("--docs", nargs="*", default=[])
+    p.add_argument("--output")
+    p.add_argument("--readme")
+    p.add_argument("--root", default=".")
+    a = p.parse_args()
+    cases = {"svg": case_svg, "svg-errors": case_svg_errors, "diff-self": case_diff_self,
+             "diff-fusion": case_diff_fusion, "diff-table": case_diff_table, "diff-errors": case_diff_errors,
+             "pictures": case_pictures, "quote": case_quote}
+    cases[a.case](a)
+    print("FAILED" if failures else "OK")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
