@@ -191,12 +191,12 @@ Shape to_shape(const Dims& d) { return Shape(d.begin(), d.end()); }
 struct Exclusions {
   // Arguments near the int64 limits (narrow's length, slice's step, end and start,
   // select's index, as_strided's strides and offset). Two bugs in ops/views/views.cpp:
-  //   narrow: `start + length <= size` overflows for a length near INT64_MAX: on an empty
-  //     tensor the view is made with that length (narrow(zeros({3, 3, 0}), 1, 2, INT64_MAX)
-  //     returns shape [3, 9223372036854775807, 0]); otherwise Tensor's storage check throws
-  //     without naming narrow. Undefined behavior either way (UBSan: signed overflow).
-  //   slice: `(end - start + step - 1) / step` overflows for a step near INT64_MAX:
-  //     slice(zeros({2, 4}), 1, 1, 6, INT64_MAX) gets size -1 (PyTorch: 1) and throws.
+  //   slice: a step near INT64_MAX is refused ("step ... times the stride ... overflows")
+  //     even when the slice keeps at most one element, whose stride is never used:
+  //     slice(zeros({3, 4}), 0, 0, 3, INT64_MAX) throws; PyTorch gives shape [1, 4].
+  //   as_strided: an empty view (a size 0) with huge strides is refused ("the extent
+  //     overflows int64"): as_strided(x, {4, 0}, {1LL << 62, 1}, 0) throws; PyTorch
+  //     accepts it (no element is addressed).
   bool huge_arguments = true;
 } const kExclude = [] {
   Exclusions e;
