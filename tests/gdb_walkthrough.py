@@ -4,9 +4,9 @@
     python3 tests/gdb_walkthrough.py --readme README.md \\
         --binary build/debug/tutorials/00_tensors_and_views --source-dir .
 
-Reads the fenced block of README.md that holds "(gdb) bt", runs gdb in batch mode
-on the debug build of tutorial 00 (break add_cpu_ref, run --device cpu, bt), and
-compares every frame: the function name and the file:line. Prints both backtraces
+Reads the fenced block of README.md that holds "(gdb) bt", runs its gdb commands
+up to that bt (break add_cpu_ref, run, ...) in batch mode on the debug build of
+tutorial 00 (with --device cpu), and compares every frame: the function name and the file:line. Prints both backtraces
 side by side and exits 1 when they differ. Exits 77 (ctest's skip code for this
 test) with the reason when it cannot check: no gdb, no debug build (`make debug`),
 or a machine where gdb may not run a program (ptrace refused).
@@ -46,29 +46,34 @@ def frames_of(lines):
     return frames
 
 
-def readme_frames(readme):
-    """The frames the README shows after "(gdb) bt" in its walk-through block."""
+def readme_walkthrough(readme):
+    """The gdb commands of the README's walk-through up to its "bt", and the frames it shows after."""
     with open(readme) as f:
         text = f.read()
     for block in re.findall(r"```[^\n]*\n(.*?)```", text, flags=re.S):
         lines = block.splitlines()
         if "(gdb) bt" not in lines:
             continue
-        after = lines[lines.index("(gdb) bt") + 1:]
+        bt = lines.index("(gdb) bt")
+        commands = [line[len("(gdb) "):] for line in lines[:bt + 1] if line.startswith("(gdb) ")]
+        after = lines[bt + 1:]
         end = next((i for i, line in enumerate(after) if line.startswith("(gdb)")), len(after))
-        return frames_of(after[:end])
+        return commands, frames_of(after[:end])
     sys.exit(f"gdb_walkthrough: {readme} has no fenced block with a '(gdb) bt' line")
 
 
-def gdb_frames(binary, source_dir):
+def gdb_frames(binary, source_dir, commands):
     gdb = shutil.which("gdb")
     if gdb is None:
         skip("gdb is not installed (apt-get install gdb)")
     if not os.path.exists(binary):
         skip(f"no debug build of tutorial 00 at {binary} (run `make debug`)")
-    cmd = [gdb, "-batch", "-nx", "-iex", f"add-auto-load-safe-path {source_dir}",
-           "-ex", "set width 0", "-ex", "set pagination off", "-ex", "break add_cpu_ref", "-ex", "run", "-ex", "bt",
-           "--args", binary, "--device", "cpu"]
+    # The README's commands, in its order; `run` gets --device cpu (the README's machine had no GPU).
+    cmd = [gdb, "-batch", "-nx", "-iex", f"add-auto-load-safe-path {source_dir}", "-ex", "set width 0",
+           "-ex", "set pagination off"]
+    for command in commands:
+        cmd += ["-ex", command]
+    cmd += ["--args", binary, "--device", "cpu"]
     result = subprocess.run(cmd, capture_output=True, text=True, timeout=240)
     output = result.stdout + result.stderr
     if "ptrace: Operation not permitted" in output or "Could not trace the inferior process" in output:
@@ -94,8 +99,9 @@ def main():
     parser.add_argument("--source-dir", required=True)
     args = parser.parse_args()
 
-    want = readme_frames(args.readme)
-    got = gdb_frames(args.binary, os.path.abspath(args.source_dir))
+    commands, want = readme_walkthrough(args.readme)
+    print(f"gdb_walkthrough: the README's commands: {'; '.join(commands)}")
+    got = gdb_frames(args.binary, os.path.abspath(args.source_dir), commands)
     errors = []
     print(f"{'frame':<6}{'README':<60}gdb")
     for i in range(max(len(want), len(got))):
