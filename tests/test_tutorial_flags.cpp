@@ -86,7 +86,7 @@ void check_one_line_error(const std::string& tutorial, const std::string& args, 
 }  // namespace
 
 TEST_CASE("tutorial flags: integer flags out of range read well") {
-  const std::string range = "is out of range: expected an integer in [1, 65536]";
+  const std::string range = "is out of range: expected an integer in [1, 16384]";
   check_one_line_error("01_matmul_add", "--size 0", 2, "--size: 0 " + range);
   check_one_line_error("01_matmul_add", "--size 2147483648 --dtype f32 --device cpu", 2, "--size: 2147483648 " + range);
   check_one_line_error("01_matmul_add", "--size 99999999999999999999", 2, "--size: 99999999999999999999 " + range);

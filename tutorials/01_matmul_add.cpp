@@ -30,7 +30,7 @@ namespace {
 namespace prof = ts::profiler;
 
 constexpr int64_t kBatch = 4;  // --batched: x and w are [4, N, N]
-constexpr int64_t kMaxSize = 65536;  // --size: a [65536, 65536] f32 matrix is 16 GiB
+constexpr int64_t kMaxSize = 16384;  // --size: a [16384, 16384] f32 matrix is 1 GiB, 8.8 TFLOP per GEMM
 
 struct Flags : tutorial::CommonFlags {
   int64_t size = 64;
