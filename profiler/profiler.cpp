@@ -23,14 +23,36 @@ const char* action_name(ProfilerAction action) {
   return "?";
 }
 
-// The same arithmetic as torch.profiler.schedule.
+void Schedule::validate() const {
+  const auto field = [this](const char* name, int64_t value, int64_t min) {
+    TS_CHECK(value >= min, "profiler schedule: {} must be {}, got {} (schedule wait={} warmup={} active={} repeat={} "
+             "skip_first={})",
+             name, min == 0 ? ">= 0" : "> 0", value, wait, warmup, active, repeat, skip_first);
+  };
+  field("active", active, 1);
+  field("wait", wait, 0);
+  field("warmup", warmup, 0);
+  field("repeat", repeat, 0);
+  field("skip_first", skip_first, 0);
+  int64_t total = 0;
+  TS_CHECK(!__builtin_add_overflow(wait, warmup, &total) && !__builtin_add_overflow(total, active, &total) &&
+               !__builtin_add_overflow(total, skip_first, &total),
+           "profiler schedule: skip_first + wait + warmup + active overflows int64 (skip_first={} wait={} warmup={} "
+           "active={})",
+           skip_first, wait, warmup, active);
+}
+
+// The same arithmetic as torch.profiler.schedule, on a validated schedule (no
+// division by zero; steps past int64 are never reached).
 ProfilerAction Schedule::operator()(int64_t step) const {
+  validate();
   TS_CHECK(step >= 0, "schedule: step must be >= 0, got {}", step);
   if (step < skip_first) return ProfilerAction::none;
   int64_t s = step - skip_first;
-  if (skip_first_wait) s += wait;  // the first cycle starts without its wait steps
+  // The first cycle starts without its wait steps; a step that far out is past any cycle count anyway.
+  if (skip_first_wait && __builtin_add_overflow(s, wait, &s)) return ProfilerAction::none;
   const int64_t cycle = wait + warmup + active;
-  if (repeat > 0 && s >= repeat * cycle) return ProfilerAction::none;
+  if (repeat > 0 && s / cycle >= repeat) return ProfilerAction::none;
   const int64_t m = s % cycle;
   if (m < wait) return ProfilerAction::none;
   if (m < wait + warmup) return ProfilerAction::warmup;
@@ -39,18 +61,17 @@ ProfilerAction Schedule::operator()(int64_t step) const {
 
 Schedule schedule(int64_t wait, int64_t warmup, int64_t active, int64_t repeat, int64_t skip_first,
                   bool skip_first_wait) {
-  TS_CHECK(wait >= 0 && warmup >= 0 && active > 0 && repeat >= 0 && skip_first >= 0,
-           "schedule: invalid arguments wait={} warmup={} active={} repeat={} skip_first={} (active must be > 0, "
-           "the others >= 0)",
-           wait, warmup, active, repeat, skip_first);
+  const Schedule out{wait, warmup, active, repeat, skip_first, skip_first_wait};
+  out.validate();
   if (warmup == 0) fmt::print(stderr, "warning: profiler schedule: Profiler won't be using warmup, this can skew profiler results\n");
-  return Schedule{wait, warmup, active, repeat, skip_first, skip_first_wait};
+  return out;
 }
 
 Profiler::Profiler(ProfilerConfig config) : config_(std::move(config)) {
   for (Activity a : config_.activities) use_cuda_ = use_cuda_ || a == Activity::CUDA;
   TS_CHECK(config_.max_events_per_thread > 0 && config_.max_events_per_thread <= 500'000'000,
            "Profiler: max_events_per_thread must be in [1, 500000000], got {}", config_.max_events_per_thread);
+  if (config_.schedule) config_.schedule->validate();
 }
 
 Profiler::~Profiler() {
@@ -73,7 +94,12 @@ ProfilerGuard::~ProfilerGuard() {
 void Profiler::start() {
   TS_CHECK(!started_, "Profiler::start(): already started (call stop() first)");
   action_ = config_.schedule ? (*config_.schedule)(step_num_) : ProfilerAction::record;
-  transit(ProfilerAction::none, action_);  // throws when another profiler records
+  try {
+    transit(ProfilerAction::none, action_);  // throws when another profiler records
+  } catch (...) {
+    abandon();
+    throw;
+  }
   started_ = true;
   open_step();
 }
@@ -91,13 +117,30 @@ void Profiler::step() {
   const ProfilerAction previous = action_;
   ++step_num_;
   action_ = config_.schedule ? (*config_.schedule)(step_num_) : ProfilerAction::record;
-  transit(previous, action_);
+  try {
+    transit(previous, action_);
+  } catch (...) {
+    abandon();
+    throw;
+  }
   open_step();
 }
 
-// Only with a schedule, as in PyTorch; it records only while a trace is running.
+// After an exception in start() or step(): stopped, with this profiler's own
+// session (if it still holds one) ended and kept; nobody else's is touched.
+void Profiler::abandon() noexcept {
+  started_ = false;
+  if (!owns_session_) return;
+  try {
+    stop_trace();
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "error: profiler: ending the session after an error: {}\n", e.what());
+  }
+}
+
+// Only with a schedule, as in PyTorch, and only into this profiler's own session.
 void Profiler::open_step() {
-  if (!config_.schedule) return;
+  if (!config_.schedule || !owns_session_) return;
   step_scope_ = detail::annotation_begin(EventKind::profiler_step, fmt::format("ProfilerStep#{}", step_num_), nullptr);
 }
 
@@ -120,8 +163,7 @@ void Profiler::transit(ProfilerAction from, std::optional<ProfilerAction> to) {
       start_trace();
       stop_trace();
     } else if (records(from)) {
-      stop_trace();
-      trace_ready();
+      if (stop_trace()) trace_ready();
     }
     return;
   }
@@ -148,8 +190,7 @@ void Profiler::transit(ProfilerAction from, std::optional<ProfilerAction> to) {
       }
       break;
     case A::record_and_save:
-      stop_trace();
-      trace_ready();
+      if (stop_trace()) trace_ready();
       if (*to == A::warmup) prepare_trace();
       if (records(*to)) {
         prepare_trace();
@@ -169,6 +210,9 @@ DeviceActivitySource* cuda_source() {
 }  // namespace
 
 void Profiler::prepare_trace() {
+  // CUPTI is shared: never set it up under another profiler's recording.
+  TS_CHECK(owns_session_ || !detail::session_active(),
+           "profiler: another profiler is already recording; stop it first (one records at a time)");
   if (use_cuda_) cuda_source()->prepare();
 }
 
@@ -181,18 +225,30 @@ void Profiler::start_trace() {
   session.with_flops = config_.with_flops;
   session.use_cuda = use_cuda_;
   session.max_events_per_thread = config_.max_events_per_thread;
-  detail::start_session(session);
+  detail::start_session(session);  // throws when another profiler records
+  owns_session_ = true;
   if (use_cuda_ && source != nullptr) source->start();
 }
 
-void Profiler::stop_trace() {
+// Ends this profiler's session; a profiler that holds none (its start_trace
+// failed, or it never recorded) has nothing to stop and keeps its last recording.
+bool Profiler::stop_trace() {
+  if (!owns_session_) return false;
+  owns_session_ = false;
   DeviceActivitySource* source = use_cuda_ ? cuda_source() : nullptr;
-  if (source != nullptr) source->end_window();
+  std::exception_ptr window_error;  // the session ends even when CUPTI fails
+  try {
+    if (source != nullptr) source->end_window();
+  } catch (...) {
+    window_error = std::current_exception();
+  }
   recording_ = detail::stop_session();
+  if (window_error) std::rethrow_exception(window_error);
   if (source != nullptr) {
     source->stop(recording_);
     detail::sort_events(recording_.events);
   }
+  return true;
 }
 
 void Profiler::trace_ready() {

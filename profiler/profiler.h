@@ -45,12 +45,19 @@ const char* action_name(ProfilerAction action);
 // recorded steps; the last active step of a cycle hands the trace to
 // on_trace_ready. `repeat` cycles (0: forever). With skip_first_wait the
 // first cycle starts without its wait steps.
+//
+// However a Schedule is made (schedule(), or as a struct: `Schedule{.active = 3}`),
+// it is checked before it is used: by the Profiler's constructor and by
+// operator(). A bad field throws ts::Error naming it.
 struct Schedule {
   int64_t wait = 0, warmup = 0, active = 1, repeat = 0, skip_first = 0;
   bool skip_first_wait = false;
   ProfilerAction operator()(int64_t step) const;
+  // Throws ts::Error naming the first bad field: active must be > 0, the others >= 0,
+  // and skip_first + wait + warmup + active must fit in int64.
+  void validate() const;
 };
-// Checks the arguments (active > 0, the rest >= 0) like PyTorch; warns when warmup is 0.
+// Checks the arguments like PyTorch (validate()); warns when warmup is 0.
 Schedule schedule(int64_t wait, int64_t warmup, int64_t active, int64_t repeat = 0, int64_t skip_first = 0,
                   bool skip_first_wait = false);
 
@@ -71,8 +78,20 @@ struct ProfilerConfig {
   size_t max_events_per_thread = 1'000'000;  // past this, events are dropped and counted
 };
 
+// One profiler records at a time, and each one stops only the recording
+// session it started itself:
+//   - start() or step() that would begin recording while another profiler
+//     records throws ts::Error ("another profiler is already recording") and
+//     leaves this profiler stopped (running() is false); the other one keeps
+//     recording, untouched;
+//   - stop(), step() and the destructor of a profiler that holds no session
+//     never end another profiler's session.
+// Any exception out of step() (that one, a failing on_trace_ready, a CUPTI
+// error) leaves the profiler stopped, with its own session, if it had one, ended
+// and kept in recording().
 class Profiler {
  public:
+  // Checks the config: the schedule's fields (Schedule::validate) and max_events_per_thread.
   explicit Profiler(ProfilerConfig config = {});
   ~Profiler();  // stops (like leaving torch's `with profile(...)` block) if still running
   Profiler(const Profiler&) = delete;
@@ -100,9 +119,10 @@ class Profiler {
 
  private:
   void transit(ProfilerAction from, std::optional<ProfilerAction> to);
+  void abandon() noexcept;
   void prepare_trace();
   void start_trace();
-  void stop_trace();
+  bool stop_trace();  // false when this profiler held no session
   void trace_ready();
   void open_step();
   void close_step();
@@ -110,6 +130,7 @@ class Profiler {
   ProfilerConfig config_;
   bool use_cuda_ = false;
   bool started_ = false;
+  bool owns_session_ = false;  // this profiler started the collector's current session
   int64_t step_num_ = 0;
   ProfilerAction action_ = ProfilerAction::record;
   detail::AnnotationHandle step_scope_;

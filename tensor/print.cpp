@@ -10,7 +10,10 @@
 // items at each edge, and the format is then chosen from the items shown;
 // dtype shown unless float32 (or int64), device unless cpu.
 #include <cmath>
+#include <functional>
 #include <string>
+#include <type_traits>
+#include <unordered_map>
 #include <vector>
 
 #include "tensor/tensor.h"
@@ -69,7 +72,7 @@ struct Formatter {
     if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
     switch (mode) {
       case Mode::boolean: return v != 0 ? "True" : "False";
-      case Mode::int64: return fmt::format("{}", static_cast<int64_t>(v));
+      case Mode::int64: break;  // printed exactly from the int64 values (see Tensor::str)
       case Mode::integer: return fmt::format("{:.0f}.", v);
       case Mode::scientific: return fmt::format("{:.4e}", v);
       case Mode::fixed: break;
@@ -79,9 +82,8 @@ struct Formatter {
 };
 
 struct Printer {
-  const std::vector<double>& values;  // row-major
+  const std::function<std::string(int64_t)>& cell;  // the text of row-major element i
   const Dims& shape;
-  const Formatter& format;
   size_t width;
   bool summarize;
 
@@ -111,7 +113,7 @@ struct Printer {
           item(" ...");
           i = n - kEdgeItems;
         }
-        const std::string s = format(values[static_cast<size_t>(base + i)]);
+        const std::string s = cell(base + i);
         item(std::string(width > s.size() ? width - s.size() : 0, ' ') + s);  // right-aligned
       }
     } else {
@@ -132,29 +134,68 @@ struct Printer {
   }
 };
 
+
+// Element `flat` (row-major) of a host tensor, read through its strides: printing a
+// summarized tensor reads the elements it shows, never the whole tensor (an expanded
+// view may have far more elements than memory).
+template <typename Out>
+Out element_at(const Tensor& x, const char* base, int64_t flat) {
+  int64_t offset = 0;
+  for (int d = x.dim() - 1; d >= 0; --d) {
+    offset += flat % x.shape()[d] * x.strides()[d];
+    flat /= x.shape()[d];
+  }
+  const char* p = base + offset * static_cast<int64_t>(x.element_size());
+  return visit_dtype(x.dtype(), [&](auto tag) -> Out {
+    using T = decltype(tag);
+    if constexpr (std::is_same_v<T, bf16> || std::is_same_v<T, f16>) {
+      return static_cast<Out>(static_cast<float>(*reinterpret_cast<const T*>(p)));
+    } else if constexpr (std::is_same_v<Out, int64_t> && !std::is_same_v<T, int64_t>) {
+      return 0;  // only int64 tensors are read as int64
+    } else {
+      return static_cast<Out>(*reinterpret_cast<const T*>(p));
+    }
+  });
+}
+
 }  // namespace
 
 std::string Tensor::str() const {
   if (!defined()) return "tensor(undefined)";
-  const std::vector<double> values = to_vector<double>();
+  std::vector<char> host;
+  const char* base = detail::host_data(*this, host);
   const bool summarize = numel() > kSummarizeAbove;
-  std::vector<double> shown;
-  for_each_shown(shape_, summarize, 0, 0, [&](int64_t i) { shown.push_back(values[static_cast<size_t>(i)]); });
-  const Formatter format(shown, dtype_);
+  std::vector<int64_t> shown;
+  if (numel() > 0) for_each_shown(shape_, summarize, 0, 0, [&](int64_t i) { shown.push_back(i); });
+  std::unordered_map<int64_t, size_t> slot;  // flat index -> position in shown
+  std::vector<double> values;
+  std::vector<int64_t> ints;  // int64 values print exactly: a double holds integers only up to 2^53
+  for (int64_t i : shown) {
+    slot.emplace(i, values.size());
+    values.push_back(element_at<double>(*this, base, i));
+    if (dtype_ == DType::i64) ints.push_back(element_at<int64_t>(*this, base, i));
+  }
+  const Formatter format(values, dtype_);
+  const std::function<std::string(int64_t)> cell = [&](int64_t i) {
+    const size_t at = slot.at(i);
+    return dtype_ == DType::i64 ? fmt::format("{}", ints[at]) : format(values[at]);
+  };
 
   // One width for every element: floats measure their finite nonzero values only (so "0."
   // or "-inf" among wider numbers widens nothing), bool and int64 measure all.
   size_t width = 1;
-  for (double v : shown)
-    if (!is_floating(dtype_) || (v != 0 && std::isfinite(v))) width = std::max(width, format(v).size());
+  for (int64_t i : shown) {
+    const double v = values[slot.at(i)];
+    if (!is_floating(dtype_) || (v != 0 && std::isfinite(v))) width = std::max(width, cell(i).size());
+  }
 
   std::string out = "tensor(";
   if (dim() == 0) {
-    out += format(values[0]);
+    out += cell(0);
   } else if (numel() == 0) {
     out += "[]";
   } else {
-    Printer{values, shape_, format, width, summarize}.print(out, 0, 0, static_cast<int>(out.size()));
+    Printer{cell, shape_, width, summarize}.print(out, 0, 0, static_cast<int>(out.size()));
   }
   if (numel() == 0 && dim() > 1) {  // the sizes as a Python tuple: size=(2, 0)
     out += ", size=(";

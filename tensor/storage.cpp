@@ -6,6 +6,7 @@
 #include <mutex>
 
 #include "tensor/error.h"
+#include "tensor/shape.h"
 
 namespace ts {
 
@@ -62,6 +63,9 @@ Allocator& allocator_for(Device device) {
 void set_allocator(DeviceType type, Allocator* allocator) { allocators[static_cast<int>(type)] = allocator; }
 
 Storage::Storage(size_t nbytes, Device device) : nbytes_(nbytes), device_(device) {
+  // Allocators round sizes up and count bytes in int64: keep both exact.
+  TS_CHECK(nbytes <= static_cast<size_t>(kMaxTensorBytes), "Storage: {} bytes asked for on {}: more than {}", nbytes,
+           device.str(), kMaxTensorBytes);
   allocator_ = &allocator_for(device);
   data_ = allocator_->allocate(nbytes, device);
   report_memory_event(data_, static_cast<int64_t>(nbytes), device, *allocator_);

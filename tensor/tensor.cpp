@@ -56,22 +56,70 @@ bool Tensor::is_contiguous() const {
   return true;
 }
 
-Tensor make_contiguous_tensor(const Dims& shape, Options options) {
-  const int64_t n = numel_of(shape);
-  TS_CHECK(n >= 0, "empty: negative dimension in shape {}", shape);
-  auto storage = std::make_shared<Storage>(static_cast<size_t>(n) * element_size(options.dtype), options.device);
+Tensor::Tensor(std::shared_ptr<Storage> storage, const Dims& shape, const Dims& strides, int64_t offset, DType dtype)
+    : storage_(std::move(storage)), shape_(shape), strides_(strides), offset_(offset), dtype_(dtype) {
+  TS_CHECK(storage_ != nullptr, "Tensor: a view of shape {} needs a storage, got none", shape);
+  checked_numel(shape, "Tensor");  // numel() is exact for every tensor that exists
+  const int64_t extent = storage_extent(shape, strides, offset, "Tensor");
+  const int64_t itemsize = static_cast<int64_t>(ts::element_size(dtype));
+  const int64_t capacity = static_cast<int64_t>(storage_->nbytes()) / itemsize;
+  TS_CHECK(extent <= capacity,
+           "Tensor: a view of shape {} with strides {} and offset {} reaches element {}, but its storage holds {} "
+           "{} elements ({} bytes)",
+           shape, strides, offset, extent - 1, capacity, dtype_short_name(dtype), storage_->nbytes());
+  checked_mul(offset, itemsize, "Tensor: storage offset in bytes");  // data_ptr() of an empty view too
+}
+
+const char* detail::host_data(const Tensor& x, std::vector<char>& host) {
+  const char* base = static_cast<const char*>(x.data_ptr());
+  if (x.device().is_cpu() || x.numel() == 0) return base;
+  const int64_t esize = static_cast<int64_t>(x.element_size());
+  int64_t lowest = 0, highest = 0;  // element offsets of the view's extreme elements, relative to data_ptr()
+  for (int d = 0; d < x.dim(); ++d) {
+    const int64_t reach = x.strides()[d] * (x.shape()[d] - 1);
+    (reach < 0 ? lowest : highest) += reach;
+  }
+  host.resize(static_cast<size_t>((highest - lowest + 1) * esize));
+  cuda::set_device(x.device().index);
+  TS_CUDA_CHECK(cudaMemcpy(host.data(), base + lowest * esize, host.size(), cudaMemcpyDeviceToHost));
+  return host.data() - lowest * esize;
+}
+
+Tensor make_contiguous_tensor(const Dims& shape, Options options, std::string_view what) {
+  for (int64_t s : shape) TS_CHECK(s >= 0, "{}: negative dimension {} in shape {}", what, s, shape);
+  const int64_t nbytes = checked_nbytes(shape, options.dtype, what);
+  std::shared_ptr<Storage> storage;
+  try {
+    storage = std::make_shared<Storage>(static_cast<size_t>(nbytes), options.device);
+  } catch (const Error& e) {  // out of memory, no CUDA: say which tensor could not be made
+    fail("{}: cannot allocate a tensor of shape {} ({}, {}): {}", what, shape, dtype_short_name(options.dtype),
+         options.device.str(), e.what());
+  }
   return Tensor(std::move(storage), shape, contiguous_strides(shape), 0, options.dtype);
 }
 
 namespace {
+
+// A float as an integer, defined for every value: NaN, infinities and values
+// outside int64's range give INT64_MIN, what x86's conversion (cvttsd2si) and
+// CUDA's __double2ll_rz return, the rule the ops' conversions follow too. A C++
+// cast of those values is undefined behavior.
+template <typename Out>
+Out float_to(double value) {
+  if constexpr (std::is_same_v<Out, int64_t>) {
+    // -2^63 is exact in double; 2^63 is the first value past the range. NaN fails both comparisons.
+    if (!(value >= -9223372036854775808.0 && value < 9223372036854775808.0)) return INT64_MIN;
+  }
+  return static_cast<Out>(value);
+}
 
 template <typename Out>
 Out convert_element(const void* p, DType dtype) {
   return visit_dtype(dtype, [&](auto tag) -> Out {
     using T = decltype(tag);
     const T value = *static_cast<const T*>(p);
-    if constexpr (std::is_same_v<T, bf16> || std::is_same_v<T, f16>) {
-      return static_cast<Out>(static_cast<float>(value));
+    if constexpr (std::is_same_v<T, bf16> || std::is_same_v<T, f16> || std::is_same_v<T, float>) {
+      return float_to<Out>(static_cast<float>(value));
     } else {
       return static_cast<Out>(value);
     }
@@ -87,19 +135,8 @@ std::vector<T> Tensor::to_vector() const {
   values.reserve(static_cast<size_t>(numel()));
   if (numel() == 0) return values;
   const int64_t esize = static_cast<int64_t>(element_size());
-  const char* base = static_cast<const char*>(data_ptr());
-  std::vector<char> host;  // a device tensor: the storage span the view covers, copied to the host first
-  if (!device().is_cpu()) {
-    int64_t lowest = 0, highest = 0;  // element offsets of the view's extreme elements, relative to data_ptr()
-    for (int d = 0; d < dim(); ++d) {
-      const int64_t reach = strides_[d] * (shape_[d] - 1);
-      (reach < 0 ? lowest : highest) += reach;
-    }
-    host.resize(static_cast<size_t>((highest - lowest + 1) * esize));
-    cuda::set_device(device().index);
-    TS_CUDA_CHECK(cudaMemcpy(host.data(), base + lowest * esize, host.size(), cudaMemcpyDeviceToHost));
-    base = host.data() - lowest * esize;
-  }
+  std::vector<char> host;
+  const char* base = detail::host_data(*this, host);
   // Walk the index space in row-major order, following the strides.
   Dims index = Dims::filled(dim(), 0);
   int64_t offset = 0;

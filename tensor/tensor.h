@@ -14,6 +14,7 @@
 #include <memory>
 #include <source_location>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "tensor/device.h"
@@ -30,8 +31,10 @@ using Where = std::source_location;
 class Tensor {
  public:
   Tensor() = default;  // undefined: defined() is false
-  Tensor(std::shared_ptr<Storage> storage, const Dims& shape, const Dims& strides, int64_t offset, DType dtype)
-      : storage_(std::move(storage)), shape_(shape), strides_(strides), offset_(offset), dtype_(dtype) {}
+  // A view of `storage`. Throws ts::Error (naming the shape, strides, offset and
+  // the storage's size) unless the view can exist: sizes >= 0, an element count
+  // that fits in int64, and every element it addresses inside the storage.
+  Tensor(std::shared_ptr<Storage> storage, const Dims& shape, const Dims& strides, int64_t offset, DType dtype);
 
   // ---- metadata ----
   bool defined() const { return storage_ != nullptr; }
@@ -110,8 +113,18 @@ struct Options {
   Options(DType d, Device dev) : dtype(d), device(dev) {}
 };
 
+namespace detail {
+// Where x's element (0, 0, ...) can be read on the host: data_ptr() for a cpu
+// tensor; for a device tensor, the storage span the view covers is copied into
+// `host` first (a view's extent is small even when its numel is not: an
+// expanded view covers one row).
+const char* host_data(const Tensor& x, std::vector<char>& host);
+}  // namespace detail
+
 // A fresh contiguous tensor with uninitialised values (no dispatch: ts::empty is the op).
-Tensor make_contiguous_tensor(const Dims& shape, Options options);
+// A negative size, or a byte count past int64 (checked_nbytes), throws ts::Error
+// naming `what` (the op that asked) and the shape.
+Tensor make_contiguous_tensor(const Dims& shape, Options options, std::string_view what = "empty");
 
 }  // namespace ts
 

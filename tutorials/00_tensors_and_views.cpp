@@ -12,6 +12,7 @@
 
 #include "ops/ops.h"
 #include "tensor/cuda_device.h"
+#include "tutorials/tutorial_support.h"
 
 namespace {
 
@@ -22,64 +23,61 @@ void describe(const char* name, const ts::Tensor& x) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+int main(int argc, char** argv) try {  // every exception becomes one line and exit code 1
   CLI::App app{"Tutorial 00: tensors, strides and views"};
   std::string device_name = ts::cuda::is_available() ? "cuda" : "cpu";
   app.add_option("--device", device_name, "cpu or cuda (default: cuda when a GPU is present)");
-  CLI11_PARSE(app, argc, argv);
+  if (const auto code = tutorial::parse_flags(app, argc, argv)) return *code;
 
-  try {
-    const ts::Device device = ts::Device::parse(device_name);
-    fmt::print("== Tutorial 00: tensors and views (device {})\n\n", device.str());
-    fmt::print("Guess first: a 3x2 tensor stored row by row has strides [2, 1]: one step in dim 0\n"
-               "skips a row of 2 elements, one step in dim 1 moves to the next element.\n"
-               "t() should give shape [2, 3] and strides [1, 2] over the same storage.\n\n");
+  const ts::Device device = ts::Device::parse(device_name);
+  fmt::print("== Tutorial 00: tensors and views (device {})\n\n", device.str());
+  fmt::print("Guess first: a 3x2 tensor stored row by row has strides [2, 1]: one step in dim 0\n"
+             "skips a row of 2 elements, one step in dim 1 moves to the next element.\n"
+             "t() should give shape [2, 3] and strides [1, 2] over the same storage.\n\n");
 
-    const ts::Tensor x = ts::tensor({{1, 2}, {3, 4}, {5, 6}}, {ts::DType::f32, device});
-    describe("x", x);
-    fmt::print("{}\n\n", x.str());
+  const ts::Tensor x = ts::tensor({{1, 2}, {3, 4}, {5, 6}}, {ts::DType::f32, device});
+  describe("x", x);
+  fmt::print("{}\n\n", x.str());
 
-    const ts::Tensor xt = x.t();
-    describe("x.t()", xt);
-    fmt::print("{}\n", xt.str());
-    const bool shared = xt.storage() == x.storage();
-    fmt::print("same storage as x: {}. Nothing was copied: element [i][j] of x.t() is read from\n"
-               "offset i*1 + j*2 of x's storage.\n\n",
-               shared ? "yes" : "NO");
+  const ts::Tensor xt = x.t();
+  describe("x.t()", xt);
+  fmt::print("{}\n", xt.str());
+  const bool shared = xt.storage() == x.storage();
+  fmt::print("same storage as x: {}. Nothing was copied: element [i][j] of x.t() is read from\n"
+             "offset i*1 + j*2 of x's storage.\n\n",
+             shared ? "yes" : "NO");
 
-    const ts::Tensor xc = xt.contiguous();
-    describe("x.t().contig", xc);
-    fmt::print("contiguous() copied the data into a new storage laid out row by row for shape [2, 3]:\n"
-               "strides are [3, 1] now. That copy is a real kernel (ts::copy_) in a profile.\n\n");
+  const ts::Tensor xc = xt.contiguous();
+  describe("x.t().contig", xc);
+  fmt::print("contiguous() copied the data into a new storage laid out row by row for shape [2, 3]:\n"
+             "strides are [3, 1] now. That copy is a real kernel (ts::copy_) in a profile.\n\n");
 
-    const ts::Tensor row = x.select(0, 1);
-    describe("x[1]", row);
-    fmt::print("{}\n", row.str());
-    fmt::print("select(0, 1) moved the offset by one row (2 elements) and dropped a dim.\n\n");
+  const ts::Tensor row = x.select(0, 1);
+  describe("x[1]", row);
+  fmt::print("{}\n", row.str());
+  fmt::print("select(0, 1) moved the offset by one row (2 elements) and dropped a dim.\n\n");
 
-    const ts::Tensor col = x.select(1, 0);
-    describe("x[:, 0]", col);
-    fmt::print("{}\n", col.str());
-    fmt::print("a column is a strided view: stride 2, not contiguous.\n\n");
+  const ts::Tensor col = x.select(1, 0);
+  describe("x[:, 0]", col);
+  fmt::print("{}\n", col.str());
+  fmt::print("a column is a strided view: stride 2, not contiguous.\n\n");
 
-    const ts::Tensor b = ts::tensor({10, 20}, {ts::DType::f32, device}).expand({3, 2});
-    describe("expand", b);
-    fmt::print("expand() broadcasts with stride 0: three rows, one row of memory.\n\n");
+  const ts::Tensor b = ts::tensor({10, 20}, {ts::DType::f32, device}).expand({3, 2});
+  describe("expand", b);
+  fmt::print("expand() broadcasts with stride 0: three rows, one row of memory.\n\n");
 
-    const ts::Tensor y = ts::add(x, b);
-    describe("x + expand", y);
-    fmt::print("{}\n", y.str());
-    fmt::print("ts::add read b through its stride-0 dim: every row of x met the same [10, 20].\n\n");
+  const ts::Tensor y = ts::add(x, b);
+  describe("x + expand", y);
+  fmt::print("{}\n", y.str());
+  fmt::print("ts::add read b through its stride-0 dim: every row of x met the same [10, 20].\n\n");
 
-    // The check this tutorial stands on: views share storage and read the right elements.
-    const std::vector<float> want_t{1, 3, 5, 2, 4, 6};
-    const bool ok = shared && xt.to_vector<float>() == want_t && xc.to_vector<float>() == want_t &&
-                    xc.storage() != x.storage() && xc.strides() == ts::Dims{3, 1} &&
-                    y.to_vector<float>() == std::vector<float>{11, 22, 13, 24, 15, 26};
-    fmt::print("check: {}\n", ok ? "OK" : "FAILED");
-    return ok ? 0 : 1;
-  } catch (const ts::Error& e) {
-    fmt::print(stderr, "error: {}\n", e.what());
-    return 1;
-  }
+  // The check this tutorial stands on: views share storage and read the right elements.
+  const std::vector<float> want_t{1, 3, 5, 2, 4, 6};
+  const bool ok = shared && xt.to_vector<float>() == want_t && xc.to_vector<float>() == want_t &&
+                  xc.storage() != x.storage() && xc.strides() == ts::Dims{3, 1} &&
+                  y.to_vector<float>() == std::vector<float>{11, 22, 13, 24, 15, 26};
+  fmt::print("check: {}\n", ok ? "OK" : "FAILED");
+  return ok ? 0 : 1;
+} catch (...) {
+  return tutorial::report_current_exception();
 }

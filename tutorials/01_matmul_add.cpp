@@ -30,6 +30,7 @@ namespace {
 namespace prof = ts::profiler;
 
 constexpr int64_t kBatch = 4;  // --batched: x and w are [4, N, N]
+constexpr int64_t kMaxSize = 16384;  // --size: a [16384, 16384] f32 matrix is 1 GiB, 8.8 TFLOP per GEMM
 
 struct Flags : tutorial::CommonFlags {
   int64_t size = 64;
@@ -110,6 +111,7 @@ double worst_error(const ts::Tensor& x, const ts::Tensor& w, const ts::Tensor& b
 int run(const Flags& f) {
   const ts::Device device = ts::Device::parse(f.device);
   ts::check_device_available(device, "01_matmul_add");
+  tutorial::prepare_out_dir(f.out_dir);
   TS_CHECK(!(f.fused && f.batched), "01_matmul_add: --fused runs addmm, which takes 2-D inputs; drop --batched");
   const ts::DType dtype = ts::parse_dtype(f.dtype);
   const int64_t n = f.size;
@@ -149,13 +151,15 @@ int run(const Flags& f) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  Flags f;
-  CLI::App app{"Tutorial 01: profile add(matmul(x, w), b): the table and the trace"};
-  app.add_option("--size", f.size, "N: x and w are [N, N] (default 64; the series uses 64 and 4096)")
-      ->check(CLI::PositiveNumber);
-  app.add_flag("--batched", f.batched, "3-D inputs [4, N, N]: matmul dispatches to bmm");
-  app.add_flag("--fused", f.fused, "one addmm(b, x, w) instead of matmul + add");
-  tutorial::add_common_flags(app, f, "traces/01_matmul_add");
-  CLI11_PARSE(app, argc, argv);
-  return tutorial::run_guarded([&] { return run(f); });
+  return tutorial::run_guarded([&] {
+    Flags f;
+    CLI::App app{"Tutorial 01: profile add(matmul(x, w), b): the table and the trace"};
+    app.add_option("--size", f.size, "N: x and w are [N, N] (default 64; the series uses 64 and 4096)")
+        ->check(tutorial::in_range(1, kMaxSize));
+    app.add_flag("--batched", f.batched, "3-D inputs [4, N, N]: matmul dispatches to bmm");
+    app.add_flag("--fused", f.fused, "one addmm(b, x, w) instead of matmul + add");
+    tutorial::add_common_flags(app, f, "traces/01_matmul_add");
+    if (const auto code = tutorial::parse_flags(app, argc, argv)) return *code;
+    return run(f);
+  });
 }

@@ -47,6 +47,7 @@ double relative_error(const ts::Tensor& x, const ts::Tensor& w, const ts::Tensor
 int run(const Flags& f) {
   const ts::Device device = ts::Device::parse(f.device);
   ts::check_device_available(device, "02_linear");
+  tutorial::prepare_out_dir(f.out_dir);
   const ts::DType dtype = ts::parse_dtype(f.dtype);
   const std::string config = fmt::format("{}x{}x{}_{}_{}_{}", f.tokens, f.in, f.out, f.dtype,
                                          f.temperature(), f.fused ? "fused" : "eager");
@@ -96,13 +97,15 @@ int run(const Flags& f) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  Flags f;
-  CLI::App app{"Tutorial 02: what nn.Linear runs: t (a view) and one addmm"};
-  app.add_option("--tokens", f.tokens, "rows of x (default 1024)")->check(CLI::PositiveNumber);
-  app.add_option("--in", f.in, "in_features (default 32)")->check(CLI::PositiveNumber);
-  app.add_option("--out", f.out, "out_features (default 64)")->check(CLI::PositiveNumber);
-  app.add_flag("--fused", f.fused, "pass the weight pre-transposed: ts::t leaves the CPU lane");
-  tutorial::add_common_flags(app, f, "traces/02_linear");
-  CLI11_PARSE(app, argc, argv);
-  return tutorial::run_guarded([&] { return run(f); });
+  return tutorial::run_guarded([&] {
+    Flags f;
+    CLI::App app{"Tutorial 02: what nn.Linear runs: t (a view) and one addmm"};
+    app.add_option("--tokens", f.tokens, "rows of x (default 1024)")->check(tutorial::in_range(1, 1 << 24));
+    app.add_option("--in", f.in, "in_features (default 32)")->check(tutorial::in_range(1, 1 << 16));
+    app.add_option("--out", f.out, "out_features (default 64)")->check(tutorial::in_range(1, 1 << 16));
+    app.add_flag("--fused", f.fused, "pass the weight pre-transposed: ts::t leaves the CPU lane");
+    tutorial::add_common_flags(app, f, "traces/02_linear");
+    if (const auto code = tutorial::parse_flags(app, argc, argv)) return *code;
+    return run(f);
+  });
 }

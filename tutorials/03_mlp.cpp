@@ -65,6 +65,7 @@ double sampled_error(const ts::nn::GeGLUMLP& mlp, const ts::Tensor& x, const ts:
 int run(const Flags& f) {
   const ts::Device device = ts::Device::parse(f.device);
   ts::check_device_available(device, "03_mlp");
+  tutorial::prepare_out_dir(f.out_dir);
   const ts::DType dtype = ts::parse_dtype(f.dtype);
   const ts::nn::MlpPath path = ts::nn::parse_mlp_path(f.path);
   const int expected = ts::nn::GeGLUMLP::kernels_per_forward(path);
@@ -126,14 +127,16 @@ int run(const Flags& f) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  Flags f;
-  CLI::App app{"Tutorial 03: the GeGLU MLP, eager, fused and merged"};
-  app.add_option("--path", f.path, "eager, fused or merged")->check(CLI::IsMember({"eager", "fused", "merged"}));
-  app.add_option("--batch", f.batch, "batch (default 64)")->check(CLI::PositiveNumber);
-  app.add_option("--seq", f.seq, "sequence length (default 128)")->check(CLI::PositiveNumber);
-  app.add_option("--dim", f.dim, "model dim (default 768)")->check(CLI::PositiveNumber);
-  app.add_option("--hidden", f.hidden, "hidden dim (default 3072)")->check(CLI::PositiveNumber);
-  tutorial::add_common_flags(app, f, "traces/03_mlp");
-  CLI11_PARSE(app, argc, argv);
-  return tutorial::run_guarded([&] { return run(f); });
+  return tutorial::run_guarded([&] {
+    Flags f;
+    CLI::App app{"Tutorial 03: the GeGLU MLP, eager, fused and merged"};
+    app.add_option("--path", f.path, "eager, fused or merged")->check(CLI::IsMember({"eager", "fused", "merged"}));
+    app.add_option("--batch", f.batch, "batch (default 64)")->check(tutorial::in_range(1, 1 << 12));
+    app.add_option("--seq", f.seq, "sequence length (default 128)")->check(tutorial::in_range(1, 1 << 16));
+    app.add_option("--dim", f.dim, "model dim (default 768)")->check(tutorial::in_range(1, 1 << 16));
+    app.add_option("--hidden", f.hidden, "hidden dim (default 3072)")->check(tutorial::in_range(1, 1 << 18));
+    tutorial::add_common_flags(app, f, "traces/03_mlp");
+    if (const auto code = tutorial::parse_flags(app, argc, argv)) return *code;
+    return run(f);
+  });
 }

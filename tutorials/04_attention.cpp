@@ -20,8 +20,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <filesystem>
-#include <fstream>
 #include <limits>
 #include <map>
 #include <set>
@@ -135,7 +133,7 @@ struct Profile {
 // The series' schedule around step(), as tutorial::profile_steps runs it, keeping the recording
 // (the kernels are counted per op and their footprints printed from it).
 Profile profile(const std::function<void()>& step, const Flags& f, ts::Device device, const std::string& config) {
-  std::filesystem::create_directories(f.out_dir);
+  tutorial::prepare_out_dir(f.out_dir);
   const std::string name = f.artifact_name(config);
   const std::string json_path = fmt::format("{}/{}.json", f.out_dir, name);
   const std::string txt_path = fmt::format("{}/{}.txt", f.out_dir, name);
@@ -149,14 +147,15 @@ Profile profile(const std::function<void()>& step, const Flags& f, ts::Device de
     prof::ProfilerGuard guard(profiler);
     for (int i = 0; i < f.first_recorded_step() + f.active; ++i) {
       step();
-      profiler.step();
+      profiler.step();  // the last active step writes the trace: a failure to write it throws here
     }
+    profiler.stop();  // errors surface here, not in the guard (which can only print them)
   }
   Profile p{profiler.key_averages(), profiler.recording()};
   for (const prof::KeyAverage& row : p.averages.rows) p.device_ran = p.device_ran || row.self_device_time_total_ns > 0;
   const std::string table = p.averages.table(p.device_ran ? "cuda_time_total" : "cpu_time_total", 25);
   fmt::print("{}\n", table);
-  std::ofstream(txt_path) << table;
+  tutorial::write_text_file(txt_path, table);
   fmt::print("wrote {} (open it in https://ui.perfetto.dev or chrome://tracing)\n      {}\n\n", json_path, txt_path);
   return p;
 }
@@ -333,6 +332,7 @@ double sampled_error(const ts::Tensor& q, const ts::Tensor& k, const ts::Tensor&
 int run(Flags f) {
   const ts::Device device = ts::Device::parse(f.device);
   ts::check_device_available(device, "04_attention");
+  tutorial::prepare_out_dir(f.out_dir);
   const ts::DType dtype = ts::parse_dtype(f.dtype);
   nn::AttentionPath path = nn::parse_attention_path(f.path);
 
@@ -380,16 +380,18 @@ int run(Flags f) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  Flags f;
-  CLI::App app{"Tutorial 04: attention: naive, in-place, math, flash_v1, flash_v2"};
-  app.add_option("--path", f.path, "naive, inplace, math, flash_v1 or flash_v2")
-      ->check(CLI::IsMember({"naive", "inplace", "math", "flash_v1", "flash_v2"}));
-  app.add_option("--batch", f.batch, "batch B (default 4)")->check(CLI::PositiveNumber);
-  app.add_option("--heads", f.heads, "heads H (default 16)")->check(CLI::PositiveNumber);
-  app.add_option("--seq", f.seq, "sequence length S (default 1024)")->check(CLI::PositiveNumber);
-  app.add_option("--head-dim", f.head_dim, "head dim D (default 64)")->check(CLI::PositiveNumber);
-  app.add_flag("--causal,!--no-causal", f.causal, "mask future keys (default) or not");
-  tutorial::add_common_flags(app, f, "traces/04_attention");
-  CLI11_PARSE(app, argc, argv);
-  return tutorial::run_guarded([&] { return run(f); });
+  return tutorial::run_guarded([&] {
+    Flags f;
+    CLI::App app{"Tutorial 04: attention: naive, in-place, math, flash_v1, flash_v2"};
+    app.add_option("--path", f.path, "naive, inplace, math, flash_v1 or flash_v2")
+        ->check(CLI::IsMember({"naive", "inplace", "math", "flash_v1", "flash_v2"}));
+    app.add_option("--batch", f.batch, "batch B (default 4)")->check(tutorial::in_range(1, 1 << 12));
+    app.add_option("--heads", f.heads, "heads H (default 16)")->check(tutorial::in_range(1, 1 << 10));
+    app.add_option("--seq", f.seq, "sequence length S (default 1024)")->check(tutorial::in_range(1, 1 << 16));
+    app.add_option("--head-dim", f.head_dim, "head dim D (default 64)")->check(tutorial::in_range(1, 1 << 10));
+    app.add_flag("--causal,!--no-causal", f.causal, "mask future keys (default) or not");
+    tutorial::add_common_flags(app, f, "traces/04_attention");
+    if (const auto code = tutorial::parse_flags(app, argc, argv)) return *code;
+    return run(f);
+  });
 }

@@ -1,10 +1,40 @@
 #!/usr/bin/env bash
-# Runs every tutorial on the default device (CUDA when a GPU is present, else CPU).
-# Usage: tutorials/run_all.sh BUILD_DIR
+# Runs every tutorial.
+# Usage: tutorials/run_all.sh BUILD_DIR              the series' runs, on the default device
+#                                                     (CUDA when a GPU is present, else CPU)
+#        tutorials/run_all.sh BUILD_DIR --cpu-small  every tutorial and mode on the CPU at small
+#                                                     sizes, artifacts in a scratch folder (the
+#                                                     sanitize build's pass over the tutorials)
+# Stops at the first tutorial that fails (its check, an error, a sanitizer report).
 set -euo pipefail
 build=${1:-build/dev}
+mode=${2:-}
 bin=$build/tutorials
 run() { echo; echo "\$ $*"; "$@"; }
+
+if [[ $mode == --cpu-small ]]; then
+  out=$(mktemp -d)
+  trap 'rm -rf "$out"' EXIT
+  run "$bin/00_tensors_and_views" --device cpu
+  for dtype in f32 bf16 f16; do
+    run "$bin/01_matmul_add" --device cpu --size 17 --dtype "$dtype" --out-dir "$out/01"
+  done
+  run "$bin/01_matmul_add" --device cpu --size 8 --batched --warmup 1 --out-dir "$out/01"
+  run "$bin/01_matmul_add" --device cpu --size 8 --fused --schedule-wait 0 --schedule-warmup 0 --out-dir "$out/01"
+  run "$bin/02_linear" --device cpu --tokens 33 --in 7 --out 5 --out-dir "$out/02"
+  run "$bin/02_linear" --device cpu --tokens 33 --in 7 --out 5 --fused --dtype f32 --out-dir "$out/02"
+  for path in eager fused merged; do
+    run "$bin/03_mlp" --device cpu --batch 2 --seq 5 --dim 16 --hidden 24 --path "$path" --out-dir "$out/03"
+  done
+  for path in naive inplace math flash_v1 flash_v2; do
+    run "$bin/04_attention" --device cpu --batch 1 --heads 2 --seq 9 --head-dim 8 --path "$path" --out-dir "$out/04"
+  done
+  run "$bin/04_attention" --device cpu --batch 2 --heads 1 --seq 5 --head-dim 4 --no-causal --dtype f32 --out-dir "$out/04"
+  exit 0
+elif [[ -n $mode ]]; then
+  echo "run_all.sh: unknown option '$mode' (expected --cpu-small or nothing)" >&2
+  exit 2
+fi
 
 run "$bin/00_tensors_and_views"
 # Part 1 at the series' two sizes: overhead-bound (64) and compute-bound (4096).

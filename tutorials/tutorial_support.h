@@ -1,15 +1,23 @@
-// tutorials/tutorial_support.h: what the profiling tutorials share: run a step
-// function under the series' schedule, print and save the table, write the
-// trace, count the kernels a step launched.
+// tutorials/tutorial_support.h: what the profiling tutorials share: flags with
+// ranges that read well, a main that turns every failure into one line and a
+// non-zero exit, run a step function under the series' schedule, print and
+// save the table, write the trace, count the kernels a step launched.
 #pragma once
 
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>
+#include <unistd.h>
 
+#include <charconv>
+#include <cstdint>
+#include <cstdio>
+#include <exception>
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <optional>
 #include <string>
+#include <system_error>
 
 #include "profiler/profiler.h"
 #include "tensor/cuda_device.h"
@@ -42,30 +50,112 @@ struct CommonFlags {
   }
 };
 
+// An integer flag's range, checked on the text before it is converted, so that
+// any value (0, -3, 99999999999999999999, 1e3, abc) gets one readable line:
+//   --size: 0 is out of range: expected an integer in [1, 65536]
+inline CLI::Validator in_range(int64_t lo, int64_t hi) {
+  return CLI::Validator(
+      [lo, hi](std::string& text) -> std::string {
+        int64_t value = 0;
+        const char* end = text.data() + text.size();
+        const auto [stop, ec] = std::from_chars(text.data(), end, value);
+        if (ec == std::errc::result_out_of_range)
+          return fmt::format("{} is out of range: expected an integer in [{}, {}]", text, lo, hi);
+        if (ec != std::errc{} || stop != end)
+          return fmt::format("'{}' is not an integer: expected an integer in [{}, {}]", text, lo, hi);
+        if (value < lo || value > hi)
+          return fmt::format("{} is out of range: expected an integer in [{}, {}]", text, lo, hi);
+        return "";
+      },
+      fmt::format("INT in [{}, {}]", lo, hi), "in_range");
+}
+
+// Ranges of the shared flags: generous, and small enough that the tutorials'
+// own arithmetic (FLOP counts, step counts) never overflows.
+constexpr int64_t kMaxIterations = 100'000;  // --warmup
+constexpr int64_t kMaxSteps = 10'000;        // --active, --schedule-wait, --schedule-warmup
+
 inline void add_common_flags(CLI::App& app, CommonFlags& f, const std::string& default_out_dir) {
   f.out_dir = default_out_dir;
   app.add_option("--dtype", f.dtype, "bf16, f16 or f32")->check(CLI::IsMember({"bf16", "f16", "f32"}));
   app.add_option("--warmup", f.warmup, "iterations run before profiling (0: a cold start)")
-      ->check(CLI::NonNegativeNumber);
-  app.add_option("--active", f.active, "recorded steps (default 3)")->check(CLI::PositiveNumber);
+      ->check(in_range(0, kMaxIterations));
+  app.add_option("--active", f.active, "recorded steps (default 3)")->check(in_range(1, kMaxSteps));
   app.add_option("--schedule-wait", f.schedule_wait, "unrecorded steps before the profiler's warmup (default 1)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(in_range(0, kMaxSteps));
   app.add_option("--schedule-warmup", f.schedule_warmup,
                  "steps the profiler runs but discards before recording (default 1); 0 and 0 record the first call")
-      ->check(CLI::NonNegativeNumber);
+      ->check(in_range(0, kMaxSteps));
   app.add_option("--device", f.device, "cpu or cuda (default: cuda when a GPU is present)");
   app.add_option("--out-dir", f.out_dir, "where the .json and .txt go (default " + default_out_dir + ")");
 }
 
-// Runs a tutorial's body; a ts::Error (a bad flag, no GPU) prints and exits 1.
+// Parses the command line. Returns the exit code when the program should stop
+// here: 0 after --help, 2 after a bad flag (reported in one line on stderr).
+inline std::optional<int> parse_flags(CLI::App& app, int argc, char** argv) {
+  app.failure_message([](const CLI::App*, const CLI::Error& e) {
+    return fmt::format("error: {} (--help lists the flags)\n", e.what());
+  });
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int code = app.exit(e);
+    return code == 0 ? 0 : 2;
+  }
+  return std::nullopt;
+}
+
+// Inside a catch block: prints the exception being handled as one line,
+// "error: ...", and returns 1, the tutorials' exit code for a failure.
+inline int report_current_exception() noexcept {
+  try {
+    throw;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "error: %s\n", e.what());
+  } catch (...) {
+    std::fprintf(stderr, "error: unknown exception\n");
+  }
+  return 1;
+}
+
+// Runs a tutorial's main: any exception (a ts::Error for a bad flag value or no
+// GPU, a std::exception from the standard library, anything else) prints one
+// line and exits 1. Nothing escapes main to abort the process.
 template <typename Fn>
-int run_guarded(Fn&& body) {
+int run_guarded(Fn&& body) noexcept {
   try {
     return body();
-  } catch (const ts::Error& e) {
-    fmt::print(stderr, "error: {}\n", e.what());
-    return 1;
+  } catch (...) {
+    return report_current_exception();
   }
+}
+
+// Makes the output folder (and its parents) and checks that a file can be
+// written in it, before any work: ts::Error naming the path and the reason
+// otherwise (an empty path, a file in the way, no permission, /proc).
+inline void prepare_out_dir(const std::string& dir) {
+  TS_CHECK(!dir.empty(), "--out-dir: the path is empty (give a folder, e.g. --out-dir .)");
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  TS_CHECK(!ec, "--out-dir {}: cannot create the folder: {}", dir, ec.message());
+  TS_CHECK(fs::is_directory(dir, ec), "--out-dir {}: not a folder", dir);
+  const fs::path probe = fs::path(dir) / fmt::format(".write_probe_{}", static_cast<long>(getpid()));
+  bool writable = false;
+  {
+    std::ofstream out(probe, std::ios::binary);
+    writable = static_cast<bool>(out << "probe" << std::flush);
+  }
+  fs::remove(probe, ec);
+  TS_CHECK(writable, "--out-dir {}: cannot write files there", dir);
+}
+
+// Writes `text` to `path`; ts::Error when any byte of it could not be written.
+inline void write_text_file(const std::string& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary);
+  out << text;
+  out.close();
+  TS_CHECK(!out.fail(), "cannot write {} (is the folder writable, is a folder in the way, is the disk full?)", path);
 }
 
 struct ProfiledRun {
@@ -80,7 +170,7 @@ struct ProfiledRun {
 // else CPU time.
 inline ProfiledRun profile_steps(const std::function<void()>& step, const CommonFlags& f, ts::Device device,
                                  const std::string& config, int row_limit = 20) {
-  std::filesystem::create_directories(f.out_dir);
+  prepare_out_dir(f.out_dir);
   const std::string name = f.artifact_name(config);
   const std::string json_path = fmt::format("{}/{}.json", f.out_dir, name);
   const std::string txt_path = fmt::format("{}/{}.txt", f.out_dir, name);
@@ -95,8 +185,9 @@ inline ProfiledRun profile_steps(const std::function<void()>& step, const Common
     prof::ProfilerGuard guard(profiler);
     for (int i = 0; i < f.first_recorded_step() + f.active; ++i) {
       step();
-      profiler.step();
+      profiler.step();  // the last active step writes the trace: a failure to write it throws here
     }
+    profiler.stop();  // errors surface here, not in the guard (which can only print them)
   }
 
   ProfiledRun run{profiler.key_averages()};
@@ -104,7 +195,7 @@ inline ProfiledRun profile_steps(const std::function<void()>& step, const Common
   for (const prof::Event& e : profiler.events()) run.kernels += e.kind == prof::EventKind::kernel;
   const std::string table = run.averages.table(run.device_ran ? "cuda_time_total" : "cpu_time_total", row_limit);
   fmt::print("{}\n", table);
-  std::ofstream(txt_path) << table;
+  write_text_file(txt_path, table);
   fmt::print("wrote {} (open it in https://ui.perfetto.dev or chrome://tracing)\n      {}\n\n", json_path, txt_path);
   return run;
 }
