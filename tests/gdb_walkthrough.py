@@ -103,12 +103,13 @@ def main():
     print(f"gdb_walkthrough: the README's commands: {'; '.join(commands)}")
     got = gdb_frames(args.binary, os.path.abspath(args.source_dir), commands)
     errors = []
-    print(f"{'frame':<6}{'README':<60}gdb")
+    show = lambda f: f"{f[1]} at {f[2]}:{f[3]}" if f else "-"  # noqa: E731
+    width = max(len(show(f)) for f in want + [None]) + 2
+    print(f"{'frame':<6}{'README':<{width}}gdb")
     for i in range(max(len(want), len(got))):
         w = want[i] if i < len(want) else None
         g = got[i] if i < len(got) else None
-        show = lambda f: f"{f[1]} at {f[2]}:{f[3]}" if f else "-"  # noqa: E731
-        print(f"#{i:<5}{show(w):<60}{show(g)}")
+        print(f"#{i:<5}{show(w):<{width}}{show(g)}")
         if w is None or g is None:
             errors.append(f"frame #{i}: only in {'gdb' if w is None else 'the README'}")
         elif w[1] != g[1]:

@@ -113,6 +113,10 @@ const std::map<std::string, std::string, std::less<>> kExpectedToFailUnderSaniti
     {"view: numel overflows int64, with -1", "ts::view(ts::zeros({0}), {1 << 32, 1 << 32, -1}): infer_shape's "
                                              "`known *= size` overflows (ops/views/views.cpp); a normal build gets "
                                              "0 and throws the right error by luck"},
+    {"as_strided: huge stride", "ts::as_strided(ts::ones({4}), {3}, {INT64_MAX / 2}, 0): the bounds check is "
+                                "overflow-checked, but its error message computes `(last + 1) * itemsize`, which "
+                                "overflows (ops/views/views.cpp, as_strided)"},
+    {"as_strided: huge offset", "ts::as_strided(ts::ones({4}), {1}, {1}, INT64_MAX): as above"},
 };
 
 #ifdef TS_SANITIZE_BUILD
