@@ -84,8 +84,7 @@ struct ExpOp {
 struct TanhOp {
   float operator()(float v) const { return std::tanh(v); }
 };
-// Both gelu forms avoid 1 + (something near -1): for x < -3 that sum cancels to a
-// few f32 ulps and loses most digits of the (tiny) result.
+// Both gelu forms avoid 1 + (something near -1): see gelu_math.h.
 struct GeluErfOp {  // x * Phi(x) = 0.5 x (1 + erf(x / sqrt 2)) = 0.5 x erfc(-x / sqrt 2)
   float operator()(float v) const { return 0.5f * v * std::erfc(v * -0.7071067811865476f); }
 };
