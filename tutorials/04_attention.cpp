@@ -124,41 +124,7 @@ void print_expectations(nn::AttentionPath path, const Flags& f, ts::DType dtype)
 
 // ---- profiling ---------------------------------------------------------------------------------
 
-struct Profile {
-  prof::EventList averages;
-  prof::Recording recording;
-  bool device_ran = false;
-};
-
-// The series' schedule around step(), as tutorial::profile_steps runs it, keeping the recording
-// (the kernels are counted per op and their footprints printed from it).
-Profile profile(const std::function<void()>& step, const Flags& f, ts::Device device, const std::string& config) {
-  tutorial::prepare_out_dir(f.out_dir);
-  const std::string name = f.artifact_name(config);
-  const std::string json_path = fmt::format("{}/{}.json", f.out_dir, name);
-  const std::string txt_path = fmt::format("{}/{}.txt", f.out_dir, name);
-  prof::ProfilerConfig settings;
-  if (device.is_cuda()) settings.activities.push_back(prof::Activity::CUDA);
-  settings.schedule = prof::schedule(f.schedule_wait, f.schedule_warmup, f.active, /*repeat=*/1);
-  settings.record_shapes = true;
-  settings.on_trace_ready = [&](prof::Profiler& p) { p.export_chrome_trace(json_path); };
-  prof::Profiler profiler(settings);
-  {
-    prof::ProfilerGuard guard(profiler);
-    for (int i = 0; i < f.first_recorded_step() + f.active; ++i) {
-      step();
-      profiler.step();  // the last active step writes the trace: a failure to write it throws here
-    }
-    profiler.stop();  // errors surface here, not in the guard (which can only print them)
-  }
-  Profile p{profiler.key_averages(), profiler.recording()};
-  for (const prof::KeyAverage& row : p.averages.rows) p.device_ran = p.device_ran || row.self_device_time_total_ns > 0;
-  const std::string table = p.averages.table(p.device_ran ? "cuda_time_total" : "cpu_time_total", 25);
-  fmt::print("{}\n", table);
-  tutorial::write_text_file(txt_path, table);
-  fmt::print("wrote {} (open it in https://ui.perfetto.dev or chrome://tracing)\n      {}\n\n", json_path, txt_path);
-  return p;
-}
+using Profile = tutorial::ProfiledRun;
 
 // GPU work per op over the active steps: kernels, copies and memsets, charged to the innermost op.
 struct OpLaunches {
@@ -364,7 +330,7 @@ int run(Flags f) {
   for (int i = 0; i < f.warmup; ++i) forward();
   const std::string config = fmt::format("{}x{}x{}x{}_{}_{}_{}{}", f.batch, f.heads, f.seq, f.head_dim, f.dtype,
                                          f.temperature(), f.path, f.causal ? "" : "_noncausal");
-  const Profile p = profile(forward, f, device, config);
+  const Profile p = tutorial::profile_steps(forward, f, device, config, /*row_limit=*/25);
 
   const bool count_ok = check_launches(path, f, dtype, p);
   print_footprints(p);

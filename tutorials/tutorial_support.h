@@ -162,6 +162,7 @@ struct ProfiledRun {
   prof::EventList averages;
   bool device_ran = false;   // the table has CUDA time
   int64_t kernels = 0;       // kernel events recorded over the active steps
+  prof::Recording recording;  // every event, for a tutorial that counts launches per op
 };
 
 // Runs step() wait + warmup + active times under schedule(wait, warmup, active)
@@ -191,6 +192,7 @@ inline ProfiledRun profile_steps(const std::function<void()>& step, const Common
   }
 
   ProfiledRun run{profiler.key_averages()};
+  run.recording = profiler.recording();
   for (const prof::KeyAverage& row : run.averages.rows) run.device_ran = run.device_ran || row.self_device_time_total_ns > 0;
   for (const prof::Event& e : profiler.events()) run.kernels += e.kind == prof::EventKind::kernel;
   const std::string table = run.averages.table(run.device_ran ? "cuda_time_total" : "cpu_time_total", row_limit);
