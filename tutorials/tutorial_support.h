@@ -191,7 +191,8 @@ inline ProfiledRun profile_steps(const std::function<void()>& step, const Common
     profiler.stop();  // errors surface here, not in the guard (which can only print them)
   }
 
-  ProfiledRun run{profiler.key_averages()};
+  ProfiledRun run;
+  run.averages = profiler.key_averages();
   run.recording = profiler.recording();
   for (const prof::KeyAverage& row : run.averages.rows) run.device_ran = run.device_ran || row.self_device_time_total_ns > 0;
   for (const prof::Event& e : profiler.events()) run.kernels += e.kind == prof::EventKind::kernel;
