@@ -82,9 +82,13 @@ const Variant& select_variant(const OpCall& call) {
     ++o.calls_;
     return forced(*o.variant_, call, "VariantOverride");
   }
-  for (auto it = env_overrides.rbegin(); it != env_overrides.rend(); ++it) {
-    if (applies(**it, call)) return forced(**it, call, "TS_VARIANT");
-    if ((*it)->op == &call.op) warn_other_device(**it, call);
+  if (!env_overrides.empty()) {
+    const Variant* for_another_device = nullptr;
+    for (auto it = env_overrides.rbegin(); it != env_overrides.rend(); ++it) {
+      if (applies(**it, call)) return forced(**it, call, "TS_VARIANT");
+      if ((*it)->op == &call.op) for_another_device = *it;
+    }
+    if (for_another_device != nullptr) warn_other_device(*for_another_device, call);
   }
 
   // The highest rung that runs on the call's device and accepts the call.

@@ -172,3 +172,21 @@ TEST_CASE("registry: an unknown name in TS_VARIANT throws and applies none of th
   ts::reload_variant_environment();
   CHECK(mm.selected() == "mm/cpu/openblas");
 }
+
+TEST_CASE("registry: TS_VARIANT may name variants of one op for several devices; each applies to its own") {
+  (void)ts::zeros({1});
+  MmCall mm;
+  {
+    ScopedEnv env("mm/cuda/tiled,mm/cpu/ref");  // the cpu call takes mm/cpu/ref, whatever the order
+    CHECK(mm.selected() == "mm/cpu/ref");
+  }
+  {
+    ScopedEnv env("mm/cpu/ref,mm/cuda/tiled");
+    CHECK(mm.selected() == "mm/cpu/ref");
+  }
+  {
+    ScopedEnv env("mm/cuda/tiled");  // nothing for the cpu: the default rung (and a warning on stderr, once)
+    CHECK(mm.selected() == "mm/cpu/openblas");
+    CHECK(ts::mm(mm.a, mm.b).to_vector<float>() == std::vector<float>(8, 3.0f));
+  }
+}
