@@ -3,6 +3,8 @@
 // (ctest also runs it on the CPU: ladder_cpu_mm, ladder_cpu_add, ladder_cpu_all.)
 #include <doctest/doctest.h>
 
+#include "tests/support/run_command.h"
+
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -27,21 +29,8 @@ using ts::ladder::Numerics;
 
 namespace {
 
-struct Run {
-  int status;
-  std::string output;
-};
-
-Run run(const std::string& command) {
-  std::string output;
-  std::FILE* pipe = popen((command + " 2>&1").c_str(), "r");
-  REQUIRE(pipe != nullptr);
-  char chunk[4096];
-  size_t n = 0;
-  while ((n = std::fread(chunk, 1, sizeof chunk, pipe)) > 0) output.append(chunk, n);
-  const int status = pclose(pipe);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, output};
-}
+using ts::testing::Run;
+using ts::testing::run;
 
 std::vector<std::string> lines_of(const std::string& text) {
   std::vector<std::string> lines;

@@ -1,5 +1,7 @@
 // tests/test_profiler_tutorial.cpp: tutorial 01 runs, validates its result and writes a trace that passes the checker.
 #include <doctest/doctest.h>
+
+#include "tests/support/run_command.h"
 #include <fmt/format.h>
 
 #include <cstdio>
@@ -15,21 +17,8 @@ namespace fs = std::filesystem;
 
 namespace {
 
-struct Run {
-  int status;
-  std::string output;
-};
-
-Run run(const std::string& command) {
-  std::string output;
-  std::FILE* pipe = popen((command + " 2>&1").c_str(), "r");
-  REQUIRE(pipe != nullptr);
-  char chunk[4096];
-  size_t n = 0;
-  while ((n = std::fread(chunk, 1, sizeof chunk, pipe)) > 0) output.append(chunk, n);
-  const int status = pclose(pipe);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, output};
-}
+using ts::testing::Run;
+using ts::testing::run;
 
 std::string read_text(const fs::path& path) {
   std::ifstream in(path);
