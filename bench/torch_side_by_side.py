@@ -208,6 +208,11 @@ WORKLOADS = {
     "gemm/bf16/8192": (lambda: gemm_tflops(8192, False), True),
     "gemm/bf16/8192_addmm_bias": (lambda: gemm_tflops(8192, True), True),
     "gemm/bf16/4096": (lambda: gemm_tflops(4096, False), True),
+    # our own kernels (mm/cuda/wgmma, mm/cuda/mma) against torch.mm (cuBLAS) in the same run
+    "gemm/bf16/8192_wgmma": (lambda: gemm_tflops(8192, False), True),
+    "gemm/bf16/4096_wgmma": (lambda: gemm_tflops(4096, False), True),
+    "gemm/bf16/8192_addmm_bias_wgmma": (lambda: gemm_tflops(8192, True), True),
+    "gemm/bf16/8192_mma": (lambda: gemm_tflops(8192, False), True),
     "copy/cuda/d2d_1GiB": (copy_d2d, True),
     "add/cuda/bf16_64M": (add_64m, True),
     # against PyTorch eager; the compiled figures print beside them (EXTRA below)
@@ -215,6 +220,7 @@ WORKLOADS = {
     "mlp/bf16/eager": (lambda: mlp_us(False), False),
     "mlp/bf16/fused": (lambda: mlp_us(False), False),
     "mlp/bf16/merged": (lambda: mlp_us(False), False),
+    "mlp/bf16/epilogue": (lambda: mlp_us(False), False),
     "linear/bf16/1024x32x64": (linear_us, False),
     **attention_workloads(),
 }
@@ -317,6 +323,15 @@ def main():
                        eager["ours_over_torch"] <= 1.05))
     if merged:
         checks.append((f"mlp merged = {merged['ours']:.1f} us (target <= 210)", merged["ours"] <= 210))
+    # The Hopper rungs' targets.
+    epilogue = get("mlp/bf16/epilogue")
+    if epilogue:
+        checks.append((f"mlp epilogue (2 kernels) = {epilogue['ours']:.1f} us (target <= 170)", epilogue["ours"] <= 170))
+    for name, target in (("gemm/bf16/8192_wgmma", 0.90), ("gemm/bf16/4096_wgmma", 0.85)):
+        row = get(name)
+        if row:
+            checks.append((f"{name} ours/torch.mm = {row['ours_over_torch']:.3f} (target >= {target:.2f})",
+                           row["ours_over_torch"] >= target))
     print()
     for label, (beside, workload) in EXTRA.items():
         if beside not in ours:

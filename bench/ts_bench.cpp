@@ -24,6 +24,7 @@
 #include <cstdio>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -33,6 +34,7 @@
 #include "nn/attention.h"
 #include "nn/geglu_mlp.h"
 #include "ops/ops.h"
+#include "ops/dispatch.h"
 #include "ops/registry.h"
 #include "profiler/chrome_trace.h"
 #include "profiler/profiler.h"
@@ -138,8 +140,11 @@ struct Entry {
 };
 
 // ts::mm (or addmm with a bias row) on n x n x n bf16 random data, in TFLOP/s.
-Result gemm_entry(const char* name, int64_t n, bool bias) {
+// variant: a GEMM rung forced by name ("mm/cuda/wgmma"), or nullptr for the dispatcher's choice.
+Result gemm_entry(const char* name, int64_t n, bool bias, const char* variant = nullptr) {
   const ts::Device gpu = ts::kCUDA;
+  std::optional<ts::VariantOverride> use;
+  if (variant != nullptr) use.emplace(variant);
   const ts::Tensor a = ts::randn({n, n}, {ts::DType::bf16, gpu}), b = ts::randn({n, n}, {ts::DType::bf16, gpu});
   const ts::Tensor c = ts::randn({n}, {ts::DType::bf16, gpu});
   ts::Tensor sink;
@@ -214,6 +219,15 @@ void add_gpu_entries(std::vector<Entry>& list) {
                   [] { return gemm_entry("gemm/bf16/8192_addmm_bias", 8192, true); }, true});
   list.push_back({"gemm/bf16/4096", "ts::mm 4096^3 bf16, CUDA events, median",
                   [] { return gemm_entry("gemm/bf16/4096", 4096, false); }, true});
+  // Our own tensor-core rungs beside the library (the side-by-side compares them with torch.mm).
+  list.push_back({"gemm/bf16/8192_wgmma", "mm/cuda/wgmma 8192^3 bf16 (our TMA + wgmma kernel); target >= 0.90x torch.mm",
+                  [] { return gemm_entry("gemm/bf16/8192_wgmma", 8192, false, "mm/cuda/wgmma"); }, true});
+  list.push_back({"gemm/bf16/4096_wgmma", "mm/cuda/wgmma 4096^3 bf16; target >= 0.85x torch.mm",
+                  [] { return gemm_entry("gemm/bf16/4096_wgmma", 4096, false, "mm/cuda/wgmma"); }, true});
+  list.push_back({"gemm/bf16/8192_addmm_bias_wgmma", "addmm/cuda/wgmma 8192^3 bf16, the bias row in its epilogue",
+                  [] { return gemm_entry("gemm/bf16/8192_addmm_bias_wgmma", 8192, true, "addmm/cuda/wgmma"); }, true});
+  list.push_back({"gemm/bf16/8192_mma", "mm/cuda/mma 8192^3 bf16 (mma.sync + ldmatrix + cp.async)",
+                  [] { return gemm_entry("gemm/bf16/8192_mma", 8192, false, "mm/cuda/mma"); }, true});
   list.push_back({"copy/cuda/d2d_1GiB", "clone of 1 GiB: bytes read + written per second (~4.3 TB/s measured)",
                   [gpu] {
                     const ts::Tensor x = ts::empty({int64_t{1} << 29}, {ts::DType::bf16, gpu});
@@ -241,8 +255,9 @@ void add_gpu_entries(std::vector<Entry>& list) {
                     return Result{"geglu/bf16/8192x3072", ms * 1e3, "us", ""};
                   },
                   true});
-  for (const ts::nn::MlpPath path : {ts::nn::MlpPath::eager, ts::nn::MlpPath::fused, ts::nn::MlpPath::merged}) {
-    static const char* const kNames[] = {"mlp/bf16/eager", "mlp/bf16/fused", "mlp/bf16/merged"};
+  for (const ts::nn::MlpPath path :
+       {ts::nn::MlpPath::eager, ts::nn::MlpPath::fused, ts::nn::MlpPath::merged, ts::nn::MlpPath::epilogue}) {
+    static const char* const kNames[] = {"mlp/bf16/eager", "mlp/bf16/fused", "mlp/bf16/merged", "mlp/bf16/epilogue"};
     const char* name = kNames[static_cast<int>(path)];
     list.push_back({name, "one forward of tutorial 03's MLP [64,128,768] -> 3072, device us (PyTorch eager 266)",
                     [gpu, path, name] {

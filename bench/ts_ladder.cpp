@@ -248,19 +248,21 @@ const Spec kProblems[] = {
   {"max", {2}, "M,N", "x [M, N]: max and its index over the last dim", {16384, 4096}, {1024, 1024}, {}, exact,
    reduce_last},
   // matrix products
-  {"mm", {3}, "M,N,K", "a [M, K] @ b [K, N]", {4096, 4096, 4096}, {256, 256, 256}, {257, 129, 191}, accumulates,
+  // The check sizes of the GEMMs sit one off every tile (M odd, N and K not multiples of 64 or 128)
+  // with rows 16-byte aligned, so that the tensor-core rungs (which move 16-byte chunks) take them.
+  {"mm", {3}, "M,N,K", "a [M, K] @ b [K, N]", {4096, 4096, 4096}, {256, 256, 256}, {257, 136, 200}, accumulates,
    [](const Request& r) {
      const Size& s = r.s;
      return with(r.op, NoAttrs{}, {randn({s[0], s[2]}, r.o), randn({s[2], s[1]}, r.o)});
    }},
-  {"bmm", {4}, "B,M,N,K", "a [B, M, K] @ b [B, K, N]", {8, 2048, 2048, 2048}, {4, 128, 128, 128}, {3, 65, 33, 47},
+  {"bmm", {4}, "B,M,N,K", "a [B, M, K] @ b [B, K, N]", {8, 2048, 2048, 2048}, {4, 128, 128, 128}, {3, 65, 40, 72},
    accumulates,
    [](const Request& r) {
      const Size& s = r.s;
      return with(r.op, NoAttrs{}, {randn({s[0], s[1], s[3]}, r.o), randn({s[0], s[3], s[2]}, r.o)});
    }},
   {"addmm", {3}, "M,N,K", "c [N] (a bias row) + a [M, K] @ b [K, N]", {4096, 4096, 4096}, {256, 256, 256},
-   {257, 129, 191}, accumulates,
+   {257, 136, 200}, accumulates,
    [](const Request& r) {
      const Size& s = r.s;
      return with(r.op, AddmmAttrs{}, {randn({s[1]}, r.o), randn({s[0], s[2]}, r.o), randn({s[2], s[1]}, r.o)});
@@ -276,6 +278,12 @@ const Spec kProblems[] = {
    [](const Request& r) {
      const Size& s = r.s;
      return with(r.op, NoAttrs{}, {randn({s[0], s[2]}, r.o), randn({s[1], s[2]}, r.o), randn({s[1]}, r.o)});
+   }},
+  {"linear_geglu", {3}, "M,H,K", "x [M, K], weight [2H, K]: gelu_tanh(x W[:H]^T) * (x W[H:]^T)", {8192, 3072, 768},
+   {256, 256, 256}, {257, 136, 200}, accumulates,
+   [](const Request& r) {
+     const Size& s = r.s;
+     return with(r.op, NoAttrs{}, {randn({s[0], s[2]}, r.o), mul(randn({2 * s[1], s[2]}, r.o), 0.05)});
    }},
   // fused elementwise
   {"geglu", {2}, "M,N", "gelu_tanh(gate [M, N]) * up [M, N]", {8192, 3072}, {1024, 1024}, {}, exact,

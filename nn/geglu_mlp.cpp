@@ -12,7 +12,8 @@ MlpPath parse_mlp_path(std::string_view name) {
   if (name == "eager") return MlpPath::eager;
   if (name == "fused") return MlpPath::fused;
   if (name == "merged") return MlpPath::merged;
-  fail("GeGLUMLP: unknown path '{}' (expected eager, fused or merged)", name);
+  if (name == "epilogue") return MlpPath::epilogue;
+  fail("GeGLUMLP: unknown path '{}' (expected eager, fused, merged or epilogue)", name);
 }
 
 const char* mlp_path_name(MlpPath path) {
@@ -20,6 +21,7 @@ const char* mlp_path_name(MlpPath path) {
     case MlpPath::eager: return "eager";
     case MlpPath::fused: return "fused";
     case MlpPath::merged: return "merged";
+    case MlpPath::epilogue: return "epilogue";
   }
   return "?";
 }
@@ -29,6 +31,7 @@ int GeGLUMLP::kernels_per_forward(MlpPath path) {
     case MlpPath::eager: return 5;
     case MlpPath::fused: return 4;
     case MlpPath::merged: return 3;
+    case MlpPath::epilogue: return 2;
   }
   return 0;
 }
@@ -60,6 +63,10 @@ Tensor GeGLUMLP::forward(const Tensor& x) const {
       const int64_t last = h.dim() - 1;
       return down_.forward(geglu(narrow(h, last, 0, hidden_), narrow(h, last, hidden_, hidden_)));
     }
+    case MlpPath::epilogue:
+      // One GEMM whose epilogue applies the GeGLU: per output tile it computes gate and up
+      // from the two row blocks of [gate; up] and writes only gelu(gate) * up.
+      return down_.forward(linear_geglu(x, gate_up_weight_));
   }
   return {};
 }

@@ -8,6 +8,10 @@
 //   fused   3 GEMMs + ts::geglu                4 kernels; gelu and mul in one pass
 //   merged  1 GEMM on [gate; up] + ts::geglu   3 kernels; gate and up read x once,
 //           on the two halves + down GEMM      the fused kernel reads both halves in place
+//   epilogue ts::linear_geglu + down GEMM      2 kernels on Hopper: gate and up computed per
+//                                              output tile, gelu(gate)*up written from the GEMM's
+//                                              registers; the [tokens, 2*hidden] product never
+//                                              reaches memory (elsewhere: the merged path's 3)
 // gate's and up's weights are the two row blocks of one [2*hidden, dim] tensor,
 // so all three paths use the same parameters without a copy.
 #pragma once
@@ -18,8 +22,8 @@
 
 namespace ts::nn {
 
-enum class MlpPath { eager, fused, merged };
-MlpPath parse_mlp_path(std::string_view name);  // "eager" | "fused" | "merged"; throws ts::Error otherwise
+enum class MlpPath { eager, fused, merged, epilogue };
+MlpPath parse_mlp_path(std::string_view name);  // "eager" | "fused" | "merged" | "epilogue"; throws ts::Error otherwise
 const char* mlp_path_name(MlpPath path);
 
 class GeGLUMLP : public Module {
@@ -31,7 +35,7 @@ class GeGLUMLP : public Module {
 
   MlpPath path() const { return path_; }
   void set_path(MlpPath path) { path_ = path; }
-  // Kernels one forward launches on CUDA along a path: 5, 4, 3.
+  // Kernels one forward launches on CUDA along a path: 5, 4, 3, 2 (the last on Hopper).
   static int kernels_per_forward(MlpPath path);
 
   const Linear& gate() const { return gate_; }

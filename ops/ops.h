@@ -116,6 +116,9 @@ Tensor addmm(const Tensor& c, const Tensor& a, const Tensor& b, double beta = 1,
              Where loc = Where::current());
 // x W^T + bias: x [*, in], weight [out, in], bias [out] or undefined.
 Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias = {}, Where loc = Where::current());
+// gelu_tanh(x W[:H]^T) * (x W[H:]^T): x [*, in], weight [2H, in] (the gate rows, then the up rows) -> [*, H].
+// On Hopper one GEMM kernel with the GeGLU in its epilogue; elsewhere linear + geglu.
+Tensor linear_geglu(const Tensor& x, const Tensor& weight, Where loc = Where::current());
 
 namespace cuda {
 // Lets f32 GEMMs on CUDA use TF32 tensor cores (inputs rounded to a 10-bit

@@ -38,7 +38,7 @@ const OpDef* const kOps[] = {
     // reductions
     &ops::sum, &ops::max,
     // matrix products
-    &ops::mm, &ops::bmm, &ops::matmul, &ops::addmm, &ops::linear,
+    &ops::mm, &ops::bmm, &ops::matmul, &ops::addmm, &ops::linear, &ops::linear_geglu,
     // fused elementwise
     &ops::geglu,
     // attention

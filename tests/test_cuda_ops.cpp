@@ -625,6 +625,105 @@ TEST_CASE("cuda: every variant: mm, bmm and addmm (naive, tiled, cuBLAS) over sh
   }
 }
 
+// The tensor-core rungs tile by 128 x 128 (mma.sync) and 128 x 256 (wgmma) with k-steps of 64: sizes
+// one off those, smaller than one tile, tall and wide, K of one 16-byte chunk and K ending inside
+// a chunk (a narrowed view), B as rows of K and as a t() view, a batch, and addmm's epilogue.
+TEST_CASE("cuda: tensor-core GEMM rungs (mma.sync, wgmma) on tile edges, both B layouts, batches and addmm") {
+  if (no_gpu()) return;
+  struct Case {
+    int64_t M, N, K;
+  };
+  const std::vector<Case> cases = {{1, 8, 8},      {127, 264, 72},  {129, 257, 200}, {128, 256, 64}, {300, 520, 1016},
+                                   {2000, 16, 40}, {16, 2000, 24},  {513, 1000, 8},  {67, 136, 136}};
+  for (const char* name : {"mm/cuda/mma", "mm/cuda/wgmma", "bmm/cuda/mma", "bmm/cuda/wgmma", "addmm/cuda/mma",
+                           "addmm/cuda/wgmma"}) {
+    ts::VariantOverride use(name);  // forced: a call the rung refuses is an error, not a fallback
+    const ts::cuda::DeviceProperties props = ts::cuda::device_properties(0);
+    if (std::string(name).find("wgmma") != std::string::npos && !(props.major == 9 && props.minor == 0)) {
+      MESSAGE(name, " not run: wgmma needs compute capability 9.0, this GPU is ", props.major, ".", props.minor);
+      continue;
+    }
+    for (DType dtype : {DType::bf16, DType::f16}) {
+      uint64_t seed = 5000;
+      for (size_t i = 0; i < cases.size(); ++i) {
+        if (!runs(i)) continue;
+        const auto [M, N, K] = cases[i];
+        for (bool t_view : {false, true}) {
+          seed += 3;
+          if (!t_view && N % 8 != 0) continue;  // B [K, N] rows must be 16-byte aligned
+          INFO(name, " ", str(dtype), " M=", M, " N=", N, " K=", K, t_view ? " b = t(W)" : " b [K, N]");
+          const Layout lb = t_view ? Layout::transposed : Layout::contiguous;
+          const std::string n(name);
+          if (n.rfind("bmm", 0) == 0) {
+            const Pair a = make_both({3, M, K}, dtype, seed), b = make_both({3, K, N}, dtype, seed + 1, lb);
+            CHECK_GPU(ts::bmm(a.gpu, b.gpu), ref_matmul(ref_of(a.cpu), ref_of(b.cpu)), dtype, seed);
+          } else if (n.rfind("addmm", 0) == 0) {
+            const Pair a = make_both({M, K}, dtype, seed), b = make_both({K, N}, dtype, seed + 1, lb);
+            const Pair bias = make_both({N}, dtype, seed + 2), c = make_both({M, N}, dtype, seed + 2);
+            CHECK_GPU(ts::addmm(bias.gpu, a.gpu, b.gpu), ref_addmm(ref_of(bias.cpu), ref_of(a.cpu), ref_of(b.cpu), 1, 1),
+                      dtype, seed);
+            CHECK_GPU(ts::addmm(c.gpu, a.gpu, b.gpu, 0.5, 2),
+                      ref_addmm(ref_of(c.cpu), ref_of(a.cpu), ref_of(b.cpu), 0.5, 2), dtype, seed);
+          } else {
+            const Pair a = make_both({M, K}, dtype, seed), b = make_both({K, N}, dtype, seed + 1, lb);
+            CHECK_GPU(ts::mm(a.gpu, b.gpu), ref_matmul(ref_of(a.cpu), ref_of(b.cpu)), dtype, seed);
+          }
+        }
+      }
+      if (std::string(name).rfind("mm/", 0) == 0) {
+        // K = 61 inside rows of 64: the last 16-byte chunk of each row is partly outside the matrix.
+        const Pair a64 = make_both({130, 64}, dtype, 5900), b = make_both({61, 136}, dtype, 5901);
+        const Tensor a_gpu = ts::narrow(a64.gpu, 1, 0, 61);
+        CHECK_GPU(ts::mm(a_gpu, b.gpu), ref_matmul(ref_of(ts::narrow(a64.cpu, 1, 0, 61)), ref_of(b.cpu)), dtype, 5900);
+        // What the rung refuses, it names: an A read by columns (a t() view) and f32.
+        const Pair at = make_both({64, 64}, dtype, 5902, Layout::transposed);
+        CHECK_THROWS_WITH_AS(ts::mm(at.gpu, b.gpu.narrow(0, 0, 64)), doctest::Contains("unit column stride"), ts::Error);
+        const Pair f = make_both({16, 16}, DType::f32, 5903);
+        CHECK_THROWS_WITH_AS(ts::mm(f.gpu, f.gpu), doctest::Contains("bf16 or f16"), ts::Error);
+      }
+    }
+  }
+}
+
+// gelu_tanh(x W[:H]^T) * (x W[H:]^T) in one GEMM's epilogue: hidden sizes one off the 128-column
+// output tile, rows one off 128, 3-D x, both 16-bit types; the reference is float64 throughout.
+TEST_CASE("cuda: every variant: linear_geglu (the GeGLU in a GEMM's epilogue) against the float64 reference") {
+  if (no_gpu()) return;
+  auto gelu_tanh = [](double e) {
+    const double c = std::sqrt(2.0 / std::numbers::pi);
+    return 0.5 * e * (1 + std::tanh(c * (e + 0.044715 * e * e * e)));
+  };
+  struct Case {
+    Dims x;
+    int64_t hidden;
+  };
+  const std::vector<Case> cases = {{{1, 64}, 8}, {{129, 72}, 127}, {{2, 65, 136}, 129}, {{300, 768}, 384}, {{128, 16}, 256}};
+  for (const Variant* v : cuda_variants({&ts::ops::linear_geglu})) {
+    const PreferVariant use(*v);
+    for (DType dtype : {DType::bf16, DType::f16}) {
+      uint64_t seed = 6000;
+      for (size_t i = 0; i < cases.size(); ++i) {
+        if (!runs(i)) continue;
+        const auto& [xs, H] = cases[i];
+        seed += 2;
+        INFO(describe(*v, dtype, xs), " hidden ", H);
+        const int64_t D = xs.back();
+        const Pair x = make_both(xs, dtype, seed), w = make_both({2 * H, D}, dtype, seed + 1, Layout::contiguous,
+                                                                 1.0 / std::sqrt(static_cast<double>(D)));
+        const Ref h = ref_matmul(ref_of(x.cpu), ref_transpose_last2(ref_of(w.cpu)));  // [*, 2H] in double
+        Dims out_shape = h.shape;
+        out_shape[out_shape.size() - 1] = H;
+        Ref want{out_shape, {}};
+        const int64_t rows = static_cast<int64_t>(h.v.size()) / (2 * H);
+        for (int64_t r = 0; r < rows; ++r)
+          for (int64_t j = 0; j < H; ++j)
+            want.v.push_back(gelu_tanh(h.v[r * 2 * H + j]) * h.v[r * 2 * H + H + j]);
+        CHECK_GPU(ts::linear_geglu(x.gpu, w.gpu), want, dtype, seed);
+      }
+    }
+  }
+}
+
 TEST_CASE("cuda: cuBLAS f32 GEMMs are full f32 unless TF32 is allowed") {
   if (no_gpu()) return;
   const Pair a = make_both({256, 512}, DType::f32, 900), b = make_both({512, 384}, DType::f32, 901);

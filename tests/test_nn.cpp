@@ -80,7 +80,7 @@ TEST_CASE("nn.Linear: forward is x W^T + b, with and without bias, 2-D and 3-D i
   }
 }
 
-TEST_CASE("nn.GeGLUMLP: eager, fused and merged compute the same function as the reference") {
+TEST_CASE("nn.GeGLUMLP: eager, fused, merged and epilogue compute the same function as the reference") {
   ts::manual_seed(21);
   for (DType dtype : kFloatDTypes) {
     ts::nn::GeGLUMLP mlp(48, 80, ts::nn::MlpPath::eager, dtype);
@@ -91,7 +91,8 @@ TEST_CASE("nn.GeGLUMLP: eager, fused and merged compute the same function as the
     const Tensor x = make_input({2, 5, 48}, dtype, 22);
     const Ref want = ref_geglu_mlp(ref_of(x), ref_of(mlp.gate().weight()), ref_of(mlp.up().weight()),
                                    ref_of(mlp.down().weight()));
-    for (auto path : {ts::nn::MlpPath::eager, ts::nn::MlpPath::fused, ts::nn::MlpPath::merged}) {
+    for (auto path : {ts::nn::MlpPath::eager, ts::nn::MlpPath::fused, ts::nn::MlpPath::merged,
+                      ts::nn::MlpPath::epilogue}) {
       INFO(ts::nn::mlp_path_name(path), " ", ts::dtype_short_name(dtype));
       mlp.set_path(path);
       const Tensor y = mlp.forward(x);
@@ -108,4 +109,20 @@ TEST_CASE("nn.GeGLUMLP: paths by name and their kernel counts") {
   CHECK(ts::nn::GeGLUMLP::kernels_per_forward(ts::nn::MlpPath::eager) == 5);
   CHECK(ts::nn::GeGLUMLP::kernels_per_forward(ts::nn::MlpPath::fused) == 4);
   CHECK(ts::nn::GeGLUMLP::kernels_per_forward(ts::nn::MlpPath::merged) == 3);
+  CHECK(ts::nn::parse_mlp_path("epilogue") == ts::nn::MlpPath::epilogue);
+  CHECK(ts::nn::GeGLUMLP::kernels_per_forward(ts::nn::MlpPath::epilogue) == 2);
+}
+
+TEST_CASE("ops.linear_geglu: the composite (linear, then geglu on the halves) and its checks") {
+  ts::manual_seed(31);
+  const Tensor x = make_input({3, 7, 24}, DType::f32, 32), w = make_input({2 * 10, 24}, DType::f32, 33);
+  const Tensor h = ts::linear(x, w);
+  const Tensor want = ts::geglu(ts::narrow(h, 2, 0, 10), ts::narrow(h, 2, 10, 10));
+  const Tensor got = ts::linear_geglu(x, w);
+  CHECK(got.shape() == Dims{3, 7, 10});
+  CHECK_CLOSE(got, want.to_vector<double>(), 1e-6, 32);
+  CHECK_THROWS_WITH_AS(ts::linear_geglu(x, make_input({9, 24}, DType::f32, 34)),
+                       doctest::Contains("weight must be [2 * hidden, in_features]"), ts::Error);
+  CHECK_THROWS_WITH_AS(ts::linear_geglu(x, make_input({20, 23}, DType::f32, 35)),
+                       doctest::Contains("linear_geglu: x has 24 features but weight expects 23"), ts::Error);
 }

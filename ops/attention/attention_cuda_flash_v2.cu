@@ -33,6 +33,7 @@
 
 #include "ops/attention/attention_flash_problem.h"
 #include "ops/cuda_common.cuh"
+#include "ops/cuda_mma.cuh"
 
 namespace ts {
 
@@ -46,66 +47,7 @@ constexpr int kThreadsV2 = 32 * kWarpsV2;
 // Shared memory: Q [Br][D], then K [2][Bc][D] and V [2][Bc][D] (two buffers each).
 constexpr size_t flash_v2_smem_bytes(int D) { return static_cast<size_t>(kBrV2 + 4 * kBcV2) * D * 2; }
 
-// ---- the instructions, one wrapper each --------------------------------------------------
-
-__device__ __forceinline__ uint32_t smem_u32(const void* p) {
-  return static_cast<uint32_t>(__cvta_generic_to_shared(p));
-}
-
-// 16 bytes global -> shared, asynchronous. valid = false writes 16 zero bytes and reads nothing.
-__device__ __forceinline__ void cp_async_16(uint32_t dst, const void* src, bool valid) {
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(valid ? 16 : 0));
-}
-__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
-// Waits until this thread's copies have all landed (a barrier then makes everyone's visible).
-__device__ __forceinline__ void cp_async_wait_all() { asm volatile("cp.async.wait_group 0;\n" ::: "memory"); }
-
-// Four 8x8 matrices of 16-bit values; lanes 8m..8m+7 give the row addresses of matrix m, and
-// lane l receives element (row l/4, cols 2(l%4), +1) of each matrix in r[m]. .trans delivers
-// the transpose: (rows 2(l%4), +1, col l/4), i.e. two values of one column.
-__device__ __forceinline__ void ldmatrix_x4(uint32_t (&r)[4], uint32_t addr) {
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
-               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-               : "r"(addr));
-}
-__device__ __forceinline__ void ldmatrix_x4_trans(uint32_t (&r)[4], uint32_t addr) {
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];\n"
-               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-               : "r"(addr));
-}
-
-// d[16x8] += a[16x16] * b[16x8], f32 accumulators. With g = lane/4, t = lane%4:
-//   a: a[0] = (row g, cols 2t,2t+1), a[1] = (g+8, 2t..), a[2] = (g, 2t+8..), a[3] = (g+8, 2t+8..)
-//   b: b[0] = (rows 2t,2t+1, col g), b[1] = (rows 2t+8.., col g)
-//   d: d[0], d[1] = (row g, cols 2t, 2t+1), d[2], d[3] = (row g+8, cols 2t, 2t+1)
-template <typename T>
-__device__ __forceinline__ void mma_16816(float (&d)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1) {
-  if constexpr (std::is_same_v<T, __nv_bfloat16>) {
-    asm volatile(
-        "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
-        "{%0, %1, %2, %3};\n"
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-  } else {
-    asm volatile(
-        "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
-        "{%0, %1, %2, %3};\n"
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-  }
-}
-
-// Two floats rounded to T and packed: lo in the low half (the lower column of a fragment).
-template <typename T>
-__device__ __forceinline__ uint32_t pack2(float lo, float hi) {
-  if constexpr (std::is_same_v<T, __nv_bfloat16>) {
-    const __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);
-    return *reinterpret_cast<const uint32_t*>(&v);
-  } else {
-    const __half2 v = __floats2half2_rn(lo, hi);
-    return *reinterpret_cast<const uint32_t*>(&v);
-  }
-}
+// ---- the instructions: ops/cuda_mma.cuh (cp.async, ldmatrix, mma.sync), and one more -------
 
 // 2^x on the special function unit (relative error ~2^-22); ex2(-inf) = +0.
 __device__ __forceinline__ float exp2_approx(float x) {

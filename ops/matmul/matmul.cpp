@@ -97,6 +97,18 @@ void prepare_linear(OpCall& call) {
   }
 }
 
+void prepare_linear_geglu(OpCall& call) {
+  check_inputs_on_one_device(call);
+  const Tensor& x = call.input(0);
+  const Tensor& w = call.input(1);
+  TS_CHECK(w.dim() == 2 && w.shape()[0] % 2 == 0,
+           "linear_geglu: weight must be [2 * hidden, in_features] (gate rows, then up rows), got shape {}", w.shape());
+  TS_CHECK(x.dim() >= 1 && x.shape()[x.dim() - 1] == w.shape()[1],
+           "linear_geglu: x has {} features but weight expects {} (x: {}, weight: {})",
+           x.dim() ? x.shape()[x.dim() - 1] : 0, w.shape()[1], x.shape(), w.shape());
+  check_gemm_operands(call, x, w);
+}
+
 }  // namespace
 
 Tensor mm(const Tensor& a, const Tensor& b, Where loc) {
@@ -202,7 +214,30 @@ void linear_composite(const Tensor& x, const Tensor& w, const Tensor* bias, Tens
   }
 }
 
+Tensor linear_geglu(const Tensor& x, const Tensor& weight, Where loc) {
+  const NoAttrs attrs;
+  OpCall call(ops::linear_geglu, attrs, loc, {&x, &weight});
+  return dispatch(call);
+}
+
+// The merged MLP path's first two kernels: one GEMM for both halves, then geglu reads the
+// halves in place.
+void linear_geglu_composite(const Tensor& x, const Tensor& w, Tensor& out) {
+  const int64_t hidden = w.shape()[0] / 2;
+  const Tensor h = linear(x, w, Tensor{});
+  const int last = h.dim() - 1;
+  out = geglu(narrow(h, last, 0, hidden), narrow(h, last, hidden, hidden));
+}
+
 namespace {
+
+// The one-kernel rung writes into an output made here (the composite makes its own).
+void linear_geglu_wgmma(const Tensor& x, const Tensor& w, Tensor& out) {
+  Dims shape = x.shape();
+  shape[x.dim() - 1] = w.shape()[0] / 2;
+  out = make_contiguous_tensor(shape, {x.dtype(), x.device()}, "linear_geglu");
+  linear_geglu_cuda_wgmma(x, w, out);
+}
 
 Cost mm_cost(const OpCall& call) {
   const Tensor& a = call.input(0);
@@ -265,7 +300,18 @@ Cost linear_cost(const OpCall& call) {
   return {2 * rows * in * out, (rows * in + in * out + rows * out + bias) * es};
 }
 
-// with_flops reports the GEMM's FLOPs for all five.
+// linear_geglu: the GEMM x [*, in] @ W^T [in, 2H] (+ the GeGLU's few FLOPs, not counted); x and
+// W read once, only the [*, H] product written.
+Cost linear_geglu_cost(const OpCall& call) {
+  const Tensor& x = call.input(0);
+  const Tensor& w = call.input(1);
+  const double in = static_cast<double>(w.shape()[1]), two_h = static_cast<double>(w.shape()[0]);
+  const double rows = in > 0 ? static_cast<double>(x.numel()) / in : 0;
+  const double es = static_cast<double>(x.element_size());
+  return {2 * rows * in * two_h, (rows * in + in * two_h + rows * two_h / 2) * es};
+}
+
+// with_flops reports the GEMM's FLOPs for all six.
 int64_t gemm_flops(const OpCall& call) { return std::llround(call.op.cost(call).flops); }
 
 // addmm(self, mat1, mat2, beta, alpha) records beta and alpha after the tensors.
@@ -283,14 +329,18 @@ const Variant mm_rungs[] = {
   {"mm/cpu/openblas",    &ops::mm,     cpu,  1, "OpenBLAS sgemm; t() views read in place as transposed operands", nullptr,                   run_kernel<&mm_cpu_openblas>},
   {"mm/cuda/naive",      &ops::mm,     cuda, 2, "one thread per output, a K loop over strided operands",         nullptr,                   run_kernel<&mm_cuda_naive>},
   {"mm/cuda/tiled",      &ops::mm,     cuda, 3, "32x32 shared-memory tiles: each load reused 32 times",          nullptr,                   run_kernel<&mm_cuda_tiled>},
-  {"mm/cuda/cublas",     &ops::mm,     cuda, 4, "cuBLASLt tensor cores; t() views read in place by layout",      gemm_cuda_cublas_supports, run_kernel<&mm_cuda_cublas>},
+  {"mm/cuda/mma",        &ops::mm,     cuda, 4, "tensor cores via mma.sync + ldmatrix, cp.async 3-stage ring",  gemm_cuda_mma_supports,    run_kernel<&mm_cuda_mma>},
+  {"mm/cuda/wgmma",      &ops::mm,     cuda, 5, "Hopper: TMA + mbarrier ring, wgmma, warp-specialized, persistent", gemm_cuda_wgmma_supports, run_kernel<&mm_cuda_wgmma>},
+  {"mm/cuda/cublas",     &ops::mm,     cuda, 6, "cuBLASLt tensor cores; t() views read in place by layout",      gemm_cuda_cublas_supports, run_kernel<&mm_cuda_cublas>},
 };
 const Variant bmm_rungs[] = {
   {"bmm/cpu/ref",        &ops::bmm,    cpu,  0, "the mm triple loop per batch",                                   nullptr,                   run_kernel<&bmm_cpu_ref>},
   {"bmm/cpu/openblas",   &ops::bmm,    cpu,  1, "OpenBLAS sgemm per batch",                                       nullptr,                   run_kernel<&bmm_cpu_openblas>},
   {"bmm/cuda/naive",     &ops::bmm,    cuda, 2, "one thread per output, a K loop over strided operands",         nullptr,                   run_kernel<&bmm_cuda_naive>},
   {"bmm/cuda/tiled",     &ops::bmm,    cuda, 3, "32x32 shared-memory tiles: each load reused 32 times",          nullptr,                   run_kernel<&bmm_cuda_tiled>},
-  {"bmm/cuda/cublas",    &ops::bmm,    cuda, 4, "cuBLASLt tensor cores; t() views read in place by layout",      gemm_cuda_cublas_supports, run_kernel<&bmm_cuda_cublas>},
+  {"bmm/cuda/mma",       &ops::bmm,    cuda, 4, "tensor cores via mma.sync + ldmatrix, cp.async 3-stage ring",  gemm_cuda_mma_supports,    run_kernel<&bmm_cuda_mma>},
+  {"bmm/cuda/wgmma",     &ops::bmm,    cuda, 5, "Hopper: TMA + mbarrier ring, wgmma, warp-specialized, persistent", gemm_cuda_wgmma_supports, run_kernel<&bmm_cuda_wgmma>},
+  {"bmm/cuda/cublas",    &ops::bmm,    cuda, 6, "cuBLASLt tensor cores; t() views read in place by layout",      gemm_cuda_cublas_supports, run_kernel<&bmm_cuda_cublas>},
 };
 const Variant matmul_rungs[] = {
   {"matmul/any/composite", &ops::matmul, any, 0, "torch.matmul's rules: mm for 2-D, bmm over broadcast batches",  nullptr,                   run_kernel<&matmul_composite>},
@@ -300,10 +350,16 @@ const Variant addmm_rungs[] = {
   {"addmm/cpu/openblas", &ops::addmm,  cpu,  1, "C broadcast into out, then sgemm with beta: one pass",          nullptr,                   run_kernel<&addmm_cpu_openblas>},
   {"addmm/cuda/naive",   &ops::addmm,  cuda, 2, "one thread per output, a K loop over strided operands",         nullptr,                   run_kernel<&addmm_cuda_naive>},
   {"addmm/cuda/tiled",   &ops::addmm,  cuda, 3, "32x32 shared-memory tiles: each load reused 32 times",          nullptr,                   run_kernel<&addmm_cuda_tiled>},
-  {"addmm/cuda/cublas",  &ops::addmm,  cuda, 4, "cuBLASLt; t() read in place; bias epilogue, C as beta=1",       gemm_cuda_cublas_supports, run_kernel<&addmm_cuda_cublas>},
+  {"addmm/cuda/mma",     &ops::addmm,  cuda, 4, "mma.sync rung; beta*C + alpha*AB in its epilogue",               gemm_cuda_mma_supports,    run_kernel<&addmm_cuda_mma>},
+  {"addmm/cuda/wgmma",   &ops::addmm,  cuda, 5, "wgmma rung; beta*C + alpha*AB (a bias row too) in its epilogue", gemm_cuda_wgmma_supports, run_kernel<&addmm_cuda_wgmma>},
+  {"addmm/cuda/cublas",  &ops::addmm,  cuda, 6, "cuBLASLt; t() read in place; bias epilogue, C as beta=1",       gemm_cuda_cublas_supports, run_kernel<&addmm_cuda_cublas>},
 };
 const Variant linear_rungs[] = {
   {"linear/any/composite", &ops::linear, any, 0, "t(W) view + addmm (bias) or matmul (no bias)",                  nullptr,                   run_kernel<&linear_composite>},
+};
+const Variant linear_geglu_rungs[] = {
+  {"linear_geglu/any/composite", &ops::linear_geglu, any, 0, "linear on [gate; up], then geglu on its halves: 2 kernels", nullptr, run_kernel<&linear_geglu_composite>},
+  {"linear_geglu/cuda/wgmma",    &ops::linear_geglu, cuda, 1, "one wgmma GEMM computes gate and up per tile, writes gelu(gate)*up", linear_geglu_cuda_wgmma_supports, run_kernel<&linear_geglu_wgmma>},
 };
 // clang-format on
 
@@ -321,6 +377,8 @@ const OpDef addmm{.name = "ts::addmm", .attrs = attrs_tag<AddmmAttrs>, .prepare 
                   .scalar_args = addmm_scalars};
 const OpDef linear{.name = "ts::linear", .attrs = attrs_tag<NoAttrs>, .prepare = prepare_linear,
                    .rungs = linear_rungs, .cost = linear_cost, .profiled_flops = gemm_flops};
+const OpDef linear_geglu{.name = "ts::linear_geglu", .attrs = attrs_tag<NoAttrs>, .prepare = prepare_linear_geglu,
+                         .rungs = linear_geglu_rungs, .cost = linear_geglu_cost, .profiled_flops = gemm_flops};
 }  // namespace ops
 
 }  // namespace ts

@@ -7,7 +7,11 @@
 // adds C. Plain data: it is passed to kernels by value.
 #pragma once
 
+#include <fmt/format.h>
+
+#include <algorithm>
 #include <cstdint>
+#include <string>
 
 #include "ops/checks.h"
 #include "ops/op.h"
@@ -60,6 +64,60 @@ inline GemmProblem gemm_problem(const Tensor& a, const Tensor& b, const Tensor* 
     }
   }
   return p;
+}
+
+// The operands of an mm/bmm/addmm call as a GemmProblem (no out, no C): what the rungs' supports() read.
+inline GemmProblem gemm_operands(const Tensor& a, const Tensor& b) {
+  GemmProblem p;
+  const int o = a.dim() - 2;
+  p.batch = a.dim() == 3 ? a.shape()[0] : 1;
+  p.M = a.shape()[o];
+  p.K = a.shape()[o + 1];
+  p.N = b.shape()[o + 1];
+  p.a = a.data_ptr();
+  p.a_batch = a.dim() == 3 ? a.strides()[0] : 0;
+  p.a_row = a.strides()[o];
+  p.a_col = a.strides()[o + 1];
+  p.b = b.data_ptr();
+  p.b_batch = b.dim() == 3 ? b.strides()[0] : 0;
+  p.b_row = b.strides()[o];
+  p.b_col = b.strides()[o + 1];
+  return p;
+}
+
+// The operands the tensor-core rungs (mma.sync, wgmma) read in place, elements of 2 bytes:
+// A with unit column stride; B with unit stride in N (rows of K) or in K (a t() view); the
+// other strides and both bases 16-byte aligned (cp.async and TMA move 16-byte chunks); no empty
+// product (left to the plain rungs) and sizes within the kernels' 32-bit tile indices. False,
+// and why, otherwise.
+inline bool tensor_core_operands_ok(const GemmProblem& g, std::string* why) {
+  if (g.M == 0 || g.N == 0 || g.K == 0 || g.batch == 0) {
+    if (why) *why = fmt::format("an empty product (M={}, N={}, K={}, batch={}) is left to the plain rungs", g.M, g.N, g.K, g.batch);
+    return false;
+  }
+  if (std::max({g.M, g.N, g.K, g.batch}) > (int64_t{1} << 30)) {
+    if (why) *why = fmt::format("sizes past the kernels' 32-bit tile indices (M={}, N={}, K={}, batch={})", g.M, g.N, g.K, g.batch);
+    return false;
+  }
+  auto aligned = [](const void* base, int64_t s1, int64_t s2) {
+    return reinterpret_cast<uintptr_t>(base) % 16 == 0 && (s1 * 2) % 16 == 0 && (s2 * 2) % 16 == 0;
+  };
+  if (g.a_col != 1 || !aligned(g.a, g.a_row, g.a_batch)) {
+    if (why)
+      *why = fmt::format("A must have unit column stride and 16-byte aligned rows and base (A strides: row {}, column {})",
+                         g.a_row, g.a_col);
+    return false;
+  }
+  const bool rows_of_k = g.b_col == 1 && aligned(g.b, g.b_row, g.b_batch);  // B [K, N] row-major
+  const bool t_view = g.b_row == 1 && aligned(g.b, g.b_col, g.b_batch);     // B = W^T, W [N, K] row-major
+  if (!rows_of_k && !t_view) {
+    if (why)
+      *why = fmt::format("B must have a unit stride in N or in K and 16-byte aligned rows and base (B strides: row {}, "
+                         "column {})",
+                         g.b_row, g.b_col);
+    return false;
+  }
+  return true;
 }
 
 }  // namespace ts

@@ -1,0 +1,187 @@
+// ops/cuda_hopper.cuh: Hopper's own instructions (sm_90a), one wrapper each, explained once.
+// The kernels that use them: ops/matmul/matmul_cuda_wgmma.cu (the GEMM and the GeGLU-epilogue GEMM).
+//
+// The three pieces of a Hopper GEMM, and how they meet:
+//
+//   TMA (the tensor memory accelerator, `cp.async.bulk.tensor`): one thread asks the copy engine
+//     for a whole tile ("box") of a 2-D or 3-D tensor; the engine moves it from global to shared
+//     memory without registers, fills what lies outside the tensor with zeros (tails need no code),
+//     and writes it in a swizzled layout (below). The tensor's shape, strides, box and swizzle
+//     live in a 128-byte descriptor, the tensor map, made on the host (make_tensor_map_*) and
+//     passed to the kernel by value as a `const __grid_constant__ CUtensorMap` parameter.
+//
+//   mbarrier: a shared-memory barrier that counts arrivals *and bytes*. A TMA load names one;
+//     the producer announces the bytes it expects (arrive_expect_tx) and the barrier's phase
+//     completes when every announced byte has landed. Consumers wait on the phase's parity
+//     (0, 1, 0, ...: a stage of a ring is reused every `stages` loads). A second barrier per
+//     stage goes the other way: consumers arrive on it when they are done reading the stage,
+//     and the producer waits on it before overwriting. That pair is the whole pipeline.
+//
+//   wgmma (`wgmma.mma_async`): a warpgroup (4 consecutive warps, 128 threads, the first warp's
+//     index a multiple of 4) multiplies a 64 x N x 16 tile on the tensor cores, A and B read
+//     straight from shared memory through 64-bit "matrix descriptors" (address, the byte
+//     distances between 8-row groups, the swizzle), the f32 accumulators in registers
+//     (64 x N / 128 per thread: 128 registers for N = 256). It is asynchronous: fence, issue
+//     several, commit them as a group, and wait for groups later (wgmma_wait<n>: at most n
+//     groups still in flight), so the next stage's loads and this stage's math overlap.
+//
+// The swizzle: a tile row of 64 bf16/f16 values is 128 bytes. Stored plainly, the 8 rows a
+// tensor-core read touches at once would all start in the same bank group; the 128-byte swizzle
+// XORs the 16-byte chunk index (address bits 4-6) with the row index within 8 rows (bits 7-9),
+// so those 8 reads land in 8 different bank groups. TMA writes this layout and the descriptor
+// tells wgmma to read it; neither the kernel nor the programmer computes it. It needs the tile's
+// base aligned to 1024 bytes (8 rows of 128 bytes).
+//
+// Registers: setmaxnreg moves registers between warpgroups of a running block: the producer
+// (a few address registers) gives its share back, the consumers (128 accumulators each) take
+// it. It needs __launch_bounds__(threads, 1) on the kernel.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "ops/cuda_mma.cuh"            // smem_u32
+#include "ops/hopper_tensor_map.h"  // the host side: make_tensor_map_16bit
+
+namespace ts::hopper {
+
+// -- mbarrier --
+__device__ __forceinline__ void mbarrier_init(uint64_t* bar, uint32_t arrivals) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(smem_u32(bar)), "r"(arrivals));
+}
+// Makes the initialised barriers visible to the copy engine (the async proxy); a __syncthreads
+// after it makes them visible to the block.
+__device__ __forceinline__ void fence_barrier_init() {
+  asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+}
+// One arrival that also announces `bytes` of TMA data this phase must receive before it completes.
+__device__ __forceinline__ void mbarrier_arrive_expect_tx(uint64_t* bar, uint32_t bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(smem_u32(bar)), "r"(bytes)
+               : "memory");
+}
+__device__ __forceinline__ void mbarrier_arrive(uint64_t* bar) {
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(smem_u32(bar)) : "memory");
+}
+// Waits until the phase of parity `parity` has completed. A fresh barrier is in phase 0, and
+// the phase before it (parity 1) counts as complete: waiting on parity 1 returns at once.
+__device__ __forceinline__ void mbarrier_wait(uint64_t* bar, uint32_t parity) {
+  const uint32_t addr = smem_u32(bar);
+  uint32_t done = 0;
+  do {
+    asm volatile(
+        "{\n .reg .pred p;\n mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n selp.u32 %0, 1, 0, p;\n}\n"
+        : "=r"(done)
+        : "r"(addr), "r"(parity)
+        : "memory");
+  } while (!done);
+}
+
+// -- TMA --
+// Box at coordinates (col, row, batch) of the tensor map, into shared memory at dst; completes
+// on bar (counting the box's bytes, zero-filled parts included).
+__device__ __forceinline__ void tma_load_3d(void* dst, const CUtensorMap* map, uint64_t* bar, int col, int row,
+                                            int batch) {
+  asm volatile(
+      "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%3, %4, %5}], "
+      "[%2];\n" ::"r"(smem_u32(dst)),
+      "l"(reinterpret_cast<uint64_t>(map)), "r"(smem_u32(bar)), "r"(col), "r"(row), "r"(batch)
+      : "memory");
+}
+
+// -- wgmma --
+// The matrix descriptor of a tile in shared memory written by TMA with the 128-byte swizzle.
+//   bits  0-13  start address >> 4
+//   bits 16-29  "leading" byte offset >> 4: K-major operands: unused with a swizzle (1);
+//               MN-major: the distance between two 64-element column blocks of the tile
+//   bits 32-45  "stride" byte offset >> 4: the distance between two 8-row groups (1024 bytes
+//               for 128-byte rows)
+//   bits 62-63  the swizzle: 1 = 128 bytes
+__device__ __forceinline__ uint64_t smem_descriptor(const void* tile, uint32_t leading_bytes, uint32_t stride_bytes) {
+  uint64_t d = 0;
+  d |= static_cast<uint64_t>((smem_u32(tile) & 0x3FFFF) >> 4);
+  d |= static_cast<uint64_t>((leading_bytes & 0x3FFFF) >> 4) << 16;
+  d |= static_cast<uint64_t>((stride_bytes & 0x3FFFF) >> 4) << 32;
+  d |= uint64_t{1} << 62;
+  return d;
+}
+
+// Orders this warpgroup's register and shared-memory accesses before the wgmmas that follow.
+__device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
+// Closes the wgmmas issued since the last commit into one group.
+__device__ __forceinline__ void wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
+// Waits until at most `kInFlight` committed groups are still running.
+template <int kInFlight>
+__device__ __forceinline__ void wgmma_wait() {
+  asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(kInFlight) : "memory");
+}
+// Tells the compiler the accumulators change behind its back (the async wgmma writes them), so it
+// neither caches them across a wait nor moves their reads before it.
+template <int kRegs>
+__device__ __forceinline__ void fence_accumulators(float (&d)[kRegs]) {
+#pragma unroll
+  for (int i = 0; i < kRegs; ++i) asm volatile("" : "+f"(d[i])::"memory");
+}
+
+// The accumulator operand list of an m64n256 wgmma: 128 registers, %0..%127.
+#define TS_WGMMA_D128                                                                                        \
+  "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]),    \
+      "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]),     \
+      "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]),    \
+      "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]),    \
+      "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]),    \
+      "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]),    \
+      "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]),    \
+      "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]), "+f"(d[64]),    \
+      "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]), "+f"(d[72]),    \
+      "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]), "+f"(d[80]),    \
+      "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]), "+f"(d[88]),    \
+      "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]), "+f"(d[96]),    \
+      "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]),             \
+      "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]),          \
+      "+f"(d[111]), "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]),          \
+      "+f"(d[118]), "+f"(d[119]), "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]),          \
+      "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
+
+#define TS_WGMMA_M64N256K16(TYPE)                                                                          \
+  asm volatile(                                                                                            \
+      "{\n .reg .pred p;\n setp.ne.b32 p, %130, 0;\n"                                                      \
+      "wgmma.mma_async.sync.aligned.m64n256k16.f32." TYPE "." TYPE                                         \
+      " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, "  \
+      "%21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, " \
+      "%41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, " \
+      "%61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, " \
+      "%81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, %96, %97, %98, %99, "     \
+      "%100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, %112, %113, %114, %115, "    \
+      "%116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127}, "                          \
+      "%128, %129, p, 1, 1, 0, %131;\n}\n"                                                                 \
+      : TS_WGMMA_D128                                                                                      \
+      : "l"(desc_a), "l"(desc_b), "r"(accumulate), "n"(kTransB))
+
+// d[64 x 256] (+)= A[64 x 16] * B[16 x 256], f32 accumulators, A and B 16-bit in shared memory.
+// A is K-major (rows of K); B is K-major (kTransB = 0: rows of N hold K contiguous, a t() view)
+// or MN-major (kTransB = 1: rows of K hold N contiguous). accumulate = 0 ignores d's old value.
+// The accumulator layout: warp w of the warpgroup owns rows 16w..16w+15; with g = lane / 4 and
+// t = lane % 4, d[4i + 0], d[4i + 1] are (row 16w + g, cols 8i + 2t, 8i + 2t + 1) and d[4i + 2],
+// d[4i + 3] the same columns of row 16w + g + 8, for i = 0..31.
+template <bool kIsBf16, int kTransB>
+__device__ __forceinline__ void wgmma_m64n256k16(float (&d)[128], uint64_t desc_a, uint64_t desc_b,
+                                                 uint32_t accumulate) {
+  if constexpr (kIsBf16) {
+    TS_WGMMA_M64N256K16("bf16");
+  } else {
+    TS_WGMMA_M64N256K16("f16");
+  }
+}
+
+// -- registers --
+template <uint32_t kRegs>
+__device__ __forceinline__ void setmaxnreg_dec() {
+  asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(kRegs));
+}
+template <uint32_t kRegs>
+__device__ __forceinline__ void setmaxnreg_inc() {
+  asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(kRegs));
+}
+
+}  // namespace ts::hopper

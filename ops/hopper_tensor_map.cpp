@@ -1,0 +1,54 @@
+// ops/hopper_tensor_map.cpp: TMA descriptors through the driver's cuTensorMapEncodeTiled.
+//
+// The function lives in the driver (libcuda), which this library does not link: a binary linked
+// to it would not start on a machine without a GPU driver. The runtime hands out driver entry
+// points by name (cudaGetDriverEntryPointByVersion) once a driver is there.
+#include "ops/hopper_tensor_map.h"
+
+#include <cudaTypedefs.h>  // PFN_cuTensorMapEncodeTiled
+#include <cuda_runtime_api.h>
+
+#include "tensor/cuda_check.h"
+#include "tensor/error.h"
+
+namespace ts::hopper {
+
+namespace {
+
+PFN_cuTensorMapEncodeTiled_v12000 encode_tiled() {
+  static const PFN_cuTensorMapEncodeTiled_v12000 fn = [] {
+    void* p = nullptr;
+    cudaDriverEntryPointQueryResult found{};
+    TS_CUDA_CHECK(cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &p, 12000, cudaEnableDefault, &found));
+    TS_CHECK(found == cudaDriverEntryPointSuccess && p != nullptr,
+             "TMA: the driver has no cuTensorMapEncodeTiled (a CUDA 12+ driver is needed)");
+    return reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(p);
+  }();
+  return fn;
+}
+
+}  // namespace
+
+CUtensorMap make_tensor_map_16bit(const void* base, int64_t batch, int64_t rows, int64_t cols, int64_t row_stride,
+                                  int64_t batch_stride, int box_rows, int box_cols, const char* what) {
+  CUtensorMap map{};
+  // Dims and strides run from the innermost: (cols, rows, batch); strides in bytes, the first
+  // (unit, columns) implied. A single batch gets any legal stride: it is never stepped. UINT16:
+  // the engine moves bits, and bf16 and f16 share their size and the zero of the fill.
+  const cuuint64_t dims[3] = {static_cast<cuuint64_t>(cols), static_cast<cuuint64_t>(rows),
+                              static_cast<cuuint64_t>(batch)};
+  const int64_t batch_bytes = batch > 1 ? batch_stride * 2 : row_stride * 2 * rows;
+  const cuuint64_t strides[2] = {static_cast<cuuint64_t>(row_stride * 2), static_cast<cuuint64_t>(batch_bytes)};
+  const cuuint32_t box[3] = {static_cast<cuuint32_t>(box_cols), static_cast<cuuint32_t>(box_rows), 1};
+  const cuuint32_t element_strides[3] = {1, 1, 1};
+  const CUresult r = encode_tiled()(&map, CU_TENSOR_MAP_DATA_TYPE_UINT16, 3, const_cast<void*>(base), dims, strides,
+                                    box, element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+                                    CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  TS_CHECK(r == CUDA_SUCCESS,
+           "{}: cuTensorMapEncodeTiled refused a [{}, {}, {}] matrix (row stride {}, batch stride {} elements, box {} x "
+           "{}): CUresult {}",
+           what, batch, rows, cols, row_stride, batch_stride, box_rows, box_cols, static_cast<int>(r));
+  return map;
+}
+
+}  // namespace ts::hopper

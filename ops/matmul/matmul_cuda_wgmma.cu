@@ -1,0 +1,389 @@
+// ops/matmul/matmul_cuda_wgmma.cu: rung 5 of mm, bmm and addmm, and rung 1 of linear_geglu:
+// Hopper's own GEMM path (sm_90a). The instructions it uses are explained once, in
+// ops/cuda_hopper.cuh.
+//
+// What changed from rung 4 (matmul_cuda_mma.cu, mma.sync):
+//   - the copies: no thread computes an address or issues a load. One producer thread asks the
+//     TMA engine for whole tiles (A 128 x 64, B 64 x 256) that land in shared memory already
+//     swizzled, zero-filled past the matrix's edges, and counted by an mbarrier;
+//   - the math: wgmma.mma_async, one instruction per 64 x 256 x 16 block per warpgroup, reads A
+//     and B from shared memory itself (no ldmatrix, no fragments in registers) and runs
+//     asynchronously: a consumer issues a stage's four wgmmas, then waits only for the stage
+//     before it, and gives that stage back to the producer;
+//   - warp specialization: warpgroup 0 is the producer (one thread issues the TMA loads, the
+//     rest idle), warpgroups 1 and 2 are consumers, each owning 64 rows of the 128 x 256 output
+//     tile (128 f32 accumulators per thread). setmaxnreg moves registers from the producer
+//     (40 per thread) to the consumers (232);
+//   - a 4-stage ring of shared memory (48 KiB a stage): the producer runs up to 4 k-steps ahead,
+//     across tile boundaries, so the next tile's loads overlap this tile's epilogue;
+//   - a persistent grid: one block per SM loops over output tiles, in groups of 16 tile rows that
+//     walk their tile columns together (the tiles in flight share their A rows and B columns in
+//     L2).
+// The GeGLU epilogue (linear_geglu): B's 256 rows are 128 rows of the gate half of the weight and
+//   the same 128 rows of the up half, so every thread holds gate and up for the same outputs (its
+//   accumulators i and i + 64) and writes gelu_tanh(gate) * up: a 128 x 128 tile of the
+//   activation, the [tokens, 2*hidden] product never reaching memory.
+// Supports: bf16, f16 on a compute capability 9.0 GPU; A with unit column stride, B either with
+//   unit column stride ([K, N] rows) or unit row stride (a t() view: K contiguous); rows and
+//   batches 16-byte aligned (strides multiples of 8 elements, TMA's rule); any M, N, K > 0.
+// Cost:  2*M*N*K FLOPs; A is read N/256 times and B M/128 times from L2, once from memory at best.
+// Try:   TS_VARIANT=mm/cuda/wgmma ./build/dev/ts_tests -tc='cuda*'   ts_ladder --op mm
+#include <cuda.h>
+
+#include <cstdint>
+#include <map>
+#include <mutex>
+
+#include "ops/cuda_common.cuh"
+#include "ops/cuda_hopper.cuh"
+#include "ops/elementwise/gelu_math.h"
+#include "ops/matmul/matmul.h"
+#include "ops/matmul/matmul_cuda.h"
+
+namespace ts {
+
+namespace {
+
+constexpr int kBM = 128;  // output tile rows: two consumer warpgroups of 64
+constexpr int kBN = 256;  // B rows (K-major) or columns (MN-major) per tile: one m64n256 wgmma
+constexpr int kBK = 64;   // k per stage: one 128-byte swizzle row of 16-bit values
+constexpr int kStages = 4;
+constexpr int kConsumers = 2;
+constexpr int kThreadsWg = 128 * (1 + kConsumers);
+constexpr int kGroupM = 16;  // tile rows per group of the tile order
+constexpr uint32_t kBytesA = kBM * kBK * 2;  // 16 KiB
+constexpr uint32_t kBytesB = kBN * kBK * 2;  // 32 KiB
+// The ring, the barriers (full and empty, one each per stage), and 1 KiB to align the ring to
+// 1024 bytes (the 128-byte swizzle's period).
+constexpr size_t kSmemBytes = kStages * (kBytesA + kBytesB) + 2 * kStages * sizeof(uint64_t) + 1024;
+
+enum class Epilogue { linear, geglu };
+
+struct WgmmaProblem {
+  int M = 0, N = 0, K = 0, batch = 1;  // N: output columns (hidden for the GeGLU epilogue)
+  int tiles_m = 0, tiles_n = 0;
+  int up_row = 0;  // GeGLU: the weight row where the up half starts
+  void* out = nullptr;
+  int64_t out_batch = 0, out_row = 0;
+  const void* c = nullptr;  // addmm's C (broadcast strides), or nullptr
+  int64_t c_batch = 0, c_row = 0, c_col = 0;
+  float alpha = 1, beta = 0;
+};
+
+template <Epilogue kEpi>
+constexpr int kOutCols = kEpi == Epilogue::geglu ? kBN / 2 : kBN;  // output columns per tile
+
+// Tile `tile` of the persistent loop -> (batch, first row, first output column).
+template <Epilogue kEpi>
+__device__ __forceinline__ void tile_origin(int tile, const WgmmaProblem& p, int& b, int& m0, int& n0) {
+  const int per_batch = p.tiles_m * p.tiles_n;
+  b = tile / per_batch;
+  const int t = tile % per_batch;
+  const int group = t / (kGroupM * p.tiles_n);
+  const int first_m = group * kGroupM;
+  const int rows_in_group = min(p.tiles_m - first_m, kGroupM);
+  const int in_group = t % (kGroupM * p.tiles_n);
+  m0 = (first_m + in_group % rows_in_group) * kBM;
+  n0 = (in_group / rows_in_group) * kOutCols<kEpi>;
+}
+
+template <typename T>
+__device__ __forceinline__ void store_pair(T* out, int col, int N, float v0, float v1) {
+  if (col + 1 < N && (N % 2) == 0) {  // two 16-bit values in one aligned 32-bit store
+    if constexpr (std::is_same_v<T, __nv_bfloat16>) {
+      *reinterpret_cast<__nv_bfloat162*>(out) = __floats2bfloat162_rn(v0, v1);
+    } else {
+      *reinterpret_cast<__half2*>(out) = __floats2half2_rn(v0, v1);
+    }
+  } else {
+    if (col < N) out[0] = from_float<T>(v0);
+    if (col + 1 < N) out[1] = from_float<T>(v1);
+  }
+}
+
+template <typename T, bool kBKMajor, Epilogue kEpi>
+__global__ void __launch_bounds__(kThreadsWg, 1)
+    gemm_wgmma_kernel(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b,
+                      WgmmaProblem p) {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  using namespace hopper;
+  extern __shared__ uint8_t smem_raw[];
+  uint8_t* smem = reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(smem_raw) + 1023) & ~uintptr_t{1023});
+  T* ring_a = reinterpret_cast<T*>(smem);                       // [kStages][kBM rows][kBK]
+  T* ring_b = reinterpret_cast<T*>(smem + kStages * kBytesA);  // [kStages][kBN x kBK]
+  uint64_t* full = reinterpret_cast<uint64_t*>(smem + kStages * (kBytesA + kBytesB));
+  uint64_t* empty = full + kStages;
+
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < kStages; ++s) {
+      mbarrier_init(&full[s], 1);                    // the producer's arrive_expect_tx (+ the bytes)
+      mbarrier_init(&empty[s], kConsumers * 4);      // lane 0 of every consumer warp
+    }
+    fence_barrier_init();
+  }
+  __syncthreads();
+
+  const int warpgroup = threadIdx.x / 128;
+  const int k_steps = (p.K + kBK - 1) / kBK;
+  const int tiles = p.tiles_m * p.tiles_n * p.batch;
+
+  if (warpgroup == 0) {
+    // ---- producer: one thread walks the same tiles and k-steps as the consumers, loading ----
+    setmaxnreg_dec<40>();
+    if (threadIdx.x == 0) {
+      int stage = 0;
+      uint32_t phase = 0;
+      for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+        int b, m0, n0;
+        tile_origin<kEpi>(tile, p, b, m0, n0);
+        for (int ks = 0; ks < k_steps; ++ks) {
+          mbarrier_wait(&empty[stage], phase ^ 1);  // the consumers gave this stage back
+          mbarrier_arrive_expect_tx(&full[stage], kBytesA + kBytesB);
+          const int k0 = ks * kBK;
+          tma_load_3d(ring_a + stage * kBM * kBK, &map_a, &full[stage], k0, m0, b);
+          T* tile_b = ring_b + stage * kBN * kBK;
+          if constexpr (kBKMajor) {  // two boxes of 128 B rows (n) x 64 k
+            const int second = kEpi == Epilogue::geglu ? p.up_row + n0 : n0 + kBN / 2;
+            tma_load_3d(tile_b, &map_b, &full[stage], k0, n0, b);
+            tma_load_3d(tile_b + (kBN / 2) * kBK, &map_b, &full[stage], k0, second, b);
+          } else {  // four boxes of 64 k rows x 64 n columns, side by side in n
+#pragma unroll
+            for (int j = 0; j < kBN / 64; ++j) tma_load_3d(tile_b + j * kBK * 64, &map_b, &full[stage], n0 + 64 * j, k0, b);
+          }
+          if (++stage == kStages) {
+            stage = 0;
+            phase ^= 1;
+          }
+        }
+      }
+    }
+  } else {
+    // ---- consumers: warpgroup 1 computes rows 0..63 of each tile, warpgroup 2 rows 64..127 ----
+    setmaxnreg_inc<232>();
+    const int consumer = warpgroup - 1;
+    const int warp = (threadIdx.x / 32) % 4, lane = threadIdx.x % 32;
+    int stage = 0;
+    uint32_t phase = 0;
+    float d[128];
+    for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+      int b, m0, n0;
+      tile_origin<kEpi>(tile, p, b, m0, n0);
+#pragma unroll
+      for (int i = 0; i < 128; ++i) d[i] = 0.0f;
+      fence_accumulators(d);  // the zeros are written before the first wgmma_fence, not moved past it
+      int previous = -1;
+      for (int ks = 0; ks < k_steps; ++ks) {
+        mbarrier_wait(&full[stage], phase);  // this stage's A and B have landed
+        const T* a = ring_a + stage * kBM * kBK + consumer * 64 * kBK;
+        const T* bt = ring_b + stage * kBN * kBK;
+        wgmma_fence();
+#pragma unroll
+        for (int k = 0; k < kBK / 16; ++k) {
+          // k advances 16 elements: 32 bytes along a K-major row (the swizzle is applied by the
+          // hardware on the final address), or 16 rows of 128 bytes of the MN-major tile.
+          const uint64_t desc_a = smem_descriptor(a + 16 * k, 16, 1024);
+          const uint64_t desc_b = kBKMajor ? smem_descriptor(bt + 16 * k, 16, 1024)
+                                           : smem_descriptor(bt + 16 * k * 64, kBK * 128, 1024);
+          wgmma_m64n256k16<std::is_same_v<T, __nv_bfloat16>, kBKMajor ? 0 : 1>(d, desc_a, desc_b, 1);
+        }
+        wgmma_commit();
+        fence_accumulators(d);
+        wgmma_wait<1>();  // the previous stage's group is done: give its buffers back
+        if (previous >= 0 && lane == 0) mbarrier_arrive(&empty[previous]);
+        previous = stage;
+        if (++stage == kStages) {
+          stage = 0;
+          phase ^= 1;
+        }
+      }
+      wgmma_wait<0>();
+      if (previous >= 0 && lane == 0) mbarrier_arrive(&empty[previous]);
+      fence_accumulators(d);
+
+      // ---- epilogue: registers -> global, 2 adjacent columns per store ----
+      const int g = lane / 4, t = lane % 4;
+      const int row0 = m0 + consumer * 64 + warp * 16 + g;
+      T* out = static_cast<T*>(p.out) + b * p.out_batch;
+#pragma unroll
+      for (int half = 0; half < 2; ++half) {
+        const int row = row0 + 8 * half;
+        if (row >= p.M) continue;
+        T* out_row = out + row * p.out_row;
+        if constexpr (kEpi == Epilogue::geglu) {
+#pragma unroll
+          for (int i = 0; i < 16; ++i) {
+            const int col = n0 + 8 * i + 2 * t;
+            const float g0 = d[4 * i + 2 * half], g1 = d[4 * i + 2 * half + 1];
+            const float u0 = d[4 * (i + 16) + 2 * half], u1 = d[4 * (i + 16) + 2 * half + 1];
+            store_pair(out_row + col, col, p.N, gelu_tanh_fast_f32(g0) * u0, gelu_tanh_fast_f32(g1) * u1);
+          }
+        } else {
+#pragma unroll
+          for (int i = 0; i < 32; ++i) {
+            const int col = n0 + 8 * i + 2 * t;
+            float v0 = p.alpha * d[4 * i + 2 * half], v1 = p.alpha * d[4 * i + 2 * half + 1];
+            if (p.c != nullptr) {
+              const T* c = static_cast<const T*>(p.c) + b * p.c_batch + row * p.c_row;
+              if (col < p.N) v0 += p.beta * to_float(c[col * p.c_col]);
+              if (col + 1 < p.N) v1 += p.beta * to_float(c[(col + 1) * p.c_col]);
+            }
+            store_pair(out_row + col, col, p.N, v0, v1);
+          }
+        }
+      }
+    }
+  }
+#else
+  __trap();  // built for another architecture: supports() keeps calls away
+#endif
+}
+
+// ---- host ------------------------------------------------------------------------------------
+
+// The properties of device `index`, read once (the SM count sizes every launch's grid).
+const cuda::DeviceProperties& properties(int index) {
+  static std::mutex mutex;
+  static std::map<int, cuda::DeviceProperties> known;
+  const std::lock_guard lock(mutex);
+  auto it = known.find(index);
+  if (it == known.end()) it = known.emplace(index, cuda::device_properties(index)).first;
+  return it->second;
+}
+
+bool is_hopper(int device, std::string* why) {
+  const cuda::DeviceProperties& props = properties(device);
+  if (props.major == 9 && props.minor == 0) return true;
+  if (why)
+    *why = fmt::format("wgmma and setmaxnreg are sm_90a instructions, built for compute capability 9.0; this GPU "
+                       "({}) is {}.{}",
+                       props.name, props.major, props.minor);
+  return false;
+}
+
+template <typename T, bool kBKMajor, Epilogue kEpi>
+void launch_wgmma_typed(const GemmProblem& g, const WgmmaProblem& p, int device, const char* what) {
+  // A: (batch, M rows, K cols); B: K-major (batch, N rows, K cols) or MN-major (batch, K rows, N cols).
+  const CUtensorMap map_a =
+      hopper::make_tensor_map_16bit(g.a, g.batch, g.M, g.K, g.a_row, g.a_batch, kBM, kBK, what);
+  const CUtensorMap map_b =
+      kBKMajor ? hopper::make_tensor_map_16bit(g.b, g.batch, kEpi == Epilogue::geglu ? 2 * g.N : g.N, g.K, g.b_col,
+                                               g.b_batch, kBN / 2, kBK, what)
+               : hopper::make_tensor_map_16bit(g.b, g.batch, g.K, g.N, g.b_row, g.b_batch, kBK, 64, what);
+  auto kernel = gemm_wgmma_kernel<T, kBKMajor, kEpi>;
+  static const bool smem_raised = [&] {
+    TS_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(kSmemBytes)));
+    return true;
+  }();
+  (void)smem_raised;
+  const int sms = properties(device).multiprocessors;
+  const int tiles = p.tiles_m * p.tiles_n * p.batch;
+  launch_with_smem(kernel, dim3(static_cast<unsigned>(std::min(tiles, sms))), dim3(kThreadsWg), kSmemBytes, map_a,
+                   map_b, p);
+}
+
+template <Epilogue kEpi>
+void launch_wgmma(const GemmProblem& g, const Tensor& out, const char* what) {
+  WgmmaProblem p;
+  p.M = static_cast<int>(g.M);
+  p.N = static_cast<int>(g.N);
+  p.K = static_cast<int>(g.K);
+  p.batch = static_cast<int>(g.batch);
+  p.tiles_m = static_cast<int>(ceil_div(g.M, kBM));
+  p.tiles_n = static_cast<int>(ceil_div(g.N, kOutCols<kEpi>));
+  p.up_row = static_cast<int>(g.N);
+  p.out = g.out;
+  p.out_batch = g.out_batch;
+  p.out_row = g.out_row;
+  p.c = g.c;
+  p.c_batch = 0;
+  p.c_row = g.c_row;
+  p.c_col = g.c_col;
+  p.alpha = g.alpha;
+  p.beta = g.beta;
+  const bool k_major = g.b_row == 1;
+  auto go = [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if (k_major) {
+      launch_wgmma_typed<T, true, kEpi>(g, p, out.device().index, what);
+    } else if constexpr (kEpi == Epilogue::linear) {
+      launch_wgmma_typed<T, false, kEpi>(g, p, out.device().index, what);
+    }
+  };
+  if (out.dtype() == DType::bf16) {
+    go(TypeTag<__nv_bfloat16>{});
+  } else {
+    go(TypeTag<__half>{});
+  }
+}
+
+// linear_geglu's GEMM: A = x folded to [rows, D] (x 2-D, or contiguous), B = W^T [D, 2H]; N is
+// the output's width, H (the kernel reads B's columns n and H + n together).
+GemmProblem geglu_problem(const Tensor& x, const Tensor& w) {
+  GemmProblem g;
+  g.K = x.shape()[x.dim() - 1];
+  g.M = g.K == 0 ? 0 : x.numel() / g.K;
+  g.N = w.shape()[0] / 2;
+  g.a = x.data_ptr();
+  g.a_row = x.dim() == 2 ? x.strides()[0] : g.K;
+  g.a_col = x.strides()[x.dim() - 1];
+  g.b = w.data_ptr();
+  g.b_row = w.strides()[1];  // B's k step is W's column step
+  g.b_col = w.strides()[0];
+  return g;
+}
+
+}  // namespace
+
+bool gemm_cuda_wgmma_supports(const OpCall& call, std::string* why) {
+  if (!is_hopper(call.device.index, why)) return false;
+  const bool addmm = &call.op == &ops::addmm;
+  const Tensor& a = call.input(addmm ? 1 : 0);
+  const Tensor& b = call.input(addmm ? 2 : 1);
+  if (a.dtype() != DType::bf16 && a.dtype() != DType::f16) {
+    if (why) *why = fmt::format("wgmma here takes bf16 or f16 operands, got {}", dtype_short_name(a.dtype()));
+    return false;
+  }
+  return tensor_core_operands_ok(gemm_operands(a, b), why);
+}
+
+void mm_cuda_wgmma(const Tensor& a, const Tensor& b, Tensor& out) {
+  launch_wgmma<Epilogue::linear>(gemm_problem(a, b, nullptr, 0, 1, out), out, "mm/cuda/wgmma");
+}
+void bmm_cuda_wgmma(const Tensor& a, const Tensor& b, Tensor& out) {
+  launch_wgmma<Epilogue::linear>(gemm_problem(a, b, nullptr, 0, 1, out), out, "bmm/cuda/wgmma");
+}
+void addmm_cuda_wgmma(const Tensor& c, const Tensor& a, const Tensor& b, const AddmmAttrs& attrs, Tensor& out) {
+  launch_wgmma<Epilogue::linear>(gemm_problem(a, b, &c, attrs.beta, attrs.alpha, out), out, "addmm/cuda/wgmma");
+}
+
+// x [*, D] (its leading dims fold into rows), weight [2H, D]: out [*, H] = gelu_tanh(x W[:H]^T) * (x W[H:]^T).
+bool linear_geglu_cuda_wgmma_supports(const OpCall& call, std::string* why) {
+  if (!is_hopper(call.device.index, why)) return false;
+  const Tensor& x = call.input(0);
+  const Tensor& w = call.input(1);
+  if (x.dtype() != DType::bf16 && x.dtype() != DType::f16) {
+    if (why) *why = fmt::format("wgmma here takes bf16 or f16 operands, got {}", dtype_short_name(x.dtype()));
+    return false;
+  }
+  if (x.dim() != 2 && !x.is_contiguous()) {
+    if (why) *why = fmt::format("x of shape {} must be 2-D or contiguous (its leading dims fold into rows)", x.shape());
+    return false;
+  }
+  // The rules of a GEMM of x [rows, D] by W^T [D, 2H], with W's rows K-contiguous.
+  const GemmProblem g = geglu_problem(x, w);
+  if (!tensor_core_operands_ok(g, why)) return false;
+  if (g.b_row != 1) {
+    if (why) *why = fmt::format("the weight's rows must be K-contiguous (unit column stride), got strides {}", w.strides());
+    return false;
+  }
+  return true;
+}
+
+void linear_geglu_cuda_wgmma(const Tensor& x, const Tensor& w, Tensor& out) {
+  GemmProblem g = geglu_problem(x, w);
+  g.out = out.data_ptr();
+  g.out_row = g.N;
+  launch_wgmma<Epilogue::geglu>(g, out, "linear_geglu/cuda/wgmma");
+}
+
+}  // namespace ts
