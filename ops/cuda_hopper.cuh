@@ -89,6 +89,33 @@ __device__ __forceinline__ void tma_load_3d(void* dst, const CUtensorMap* map, u
       : "memory");
 }
 
+// The other direction: a box of shared memory (written in the tensor map's swizzled layout) to
+// the tensor at (col, row, batch); the parts of the box outside the tensor are not written.
+// Stores are tracked per thread in bulk groups: commit them, and wait before the shared memory is
+// written again (the engine reads it after the instruction returns).
+__device__ __forceinline__ void tma_store_3d(const CUtensorMap* map, const void* src, int col, int row, int batch) {
+  asm volatile("cp.async.bulk.tensor.3d.global.shared::cta.bulk_group [%0, {%2, %3, %4}], [%1];\n" ::"l"(
+                   reinterpret_cast<uint64_t>(map)),
+               "r"(smem_u32(src)), "r"(col), "r"(row), "r"(batch)
+               : "memory");
+}
+__device__ __forceinline__ void tma_store_commit() { asm volatile("cp.async.bulk.commit_group;\n" ::: "memory"); }
+// Waits until the committed stores have finished reading shared memory (not until they reach
+// global memory: a kernel's stores are visible to the next kernel regardless).
+__device__ __forceinline__ void tma_store_wait_read() {
+  asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory");
+}
+// Ordinary shared-memory stores become visible to the copy engine (the async proxy) only after
+// this fence, executed by each writing thread before the barrier that precedes the TMA store.
+__device__ __forceinline__ void fence_proxy_async_shared() {
+  asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+}
+// A barrier for `threads` threads of the block (a multiple of 32) on barrier `id` (1..15; 0 is
+// __syncthreads): one warpgroup can synchronize without the rest of the block.
+__device__ __forceinline__ void named_barrier_sync(uint32_t id, uint32_t threads) {
+  asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
+}
+
 // -- wgmma --
 // The matrix descriptor of a tile in shared memory written by TMA with the 128-byte swizzle.
 //   bits  0-13  start address >> 4

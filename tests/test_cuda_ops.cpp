@@ -676,8 +676,8 @@ TEST_CASE("cuda: tensor-core GEMM rungs (mma.sync, wgmma) on tile edges, both B 
         const Tensor a_gpu = ts::narrow(a64.gpu, 1, 0, 61);
         CHECK_GPU(ts::mm(a_gpu, b.gpu), ref_matmul(ref_of(ts::narrow(a64.cpu, 1, 0, 61)), ref_of(b.cpu)), dtype, 5900);
         // What the rung refuses, it names: an A read by columns (a t() view) and f32.
-        const Pair at = make_both({64, 64}, dtype, 5902, Layout::transposed);
-        CHECK_THROWS_WITH_AS(ts::mm(at.gpu, b.gpu.narrow(0, 0, 64)), doctest::Contains("unit column stride"), ts::Error);
+        const Pair at = make_both({64, 64}, dtype, 5902, Layout::transposed), b64 = make_both({64, 136}, dtype, 5904);
+        CHECK_THROWS_WITH_AS(ts::mm(at.gpu, b64.gpu), doctest::Contains("unit column stride"), ts::Error);
         const Pair f = make_both({16, 16}, DType::f32, 5903);
         CHECK_THROWS_WITH_AS(ts::mm(f.gpu, f.gpu), doctest::Contains("bf16 or f16"), ts::Error);
       }

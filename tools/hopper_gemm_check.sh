@@ -26,29 +26,31 @@ obj_mma=$(find build/dev -name 'matmul_cuda_mma.cu.o' | head -1)
 } | tee "$out/sass.txt"
 
 step tests
-build/dev/ts_tests -tc='cuda: tensor-core*,cuda: every variant: linear_geglu*,cuda: every variant: mm*,nn.GeGLUMLP*,ops.linear_geglu*' \
+timeout 150 build/dev/ts_tests -tc='cuda: tensor-core*,cuda: every variant: linear_geglu*,cuda: every variant: mm*,nn.GeGLUMLP*,ops.linear_geglu*' \
   2>&1 | tee "$out/tests.txt" | tail -15
 
-step "compute-sanitizer memcheck + racecheck (quick sweep)"
-TS_GPU_TEST_QUICK=1 compute-sanitizer --tool memcheck --error-exitcode 9 build/dev/ts_tests \
-  -tc='cuda: tensor-core*,cuda: every variant: linear_geglu*' >"$out/memcheck.txt" 2>&1; echo "memcheck rc $?" | tee -a "$out/memcheck.txt"
-tail -3 "$out/memcheck.txt"
-TS_GPU_TEST_QUICK=1 compute-sanitizer --tool racecheck --error-exitcode 9 build/dev/ts_tests \
-  -tc='cuda: every variant: linear_geglu*' >"$out/racecheck.txt" 2>&1; echo "racecheck rc $?" | tee -a "$out/racecheck.txt"
-tail -3 "$out/racecheck.txt"
-
 step ladders
-build/dev/ts_ladder --op mm --shape 8192,8192,8192 2>&1 | tee "$out/ladder_mm_8192.txt" | tail -9
-build/dev/ts_ladder --op mm --shape 4096,4096,4096 2>&1 | tee "$out/ladder_mm_4096.txt" | tail -9
-build/dev/ts_ladder --op linear_geglu 2>&1 | tee "$out/ladder_linear_geglu.txt" | tail -5
+timeout 120 build/dev/ts_ladder --op mm --shape 8192,8192,8192 2>&1 | tee "$out/ladder_mm_8192.txt" | tail -9
+timeout 120 build/dev/ts_ladder --op mm --shape 4096,4096,4096 2>&1 | tee "$out/ladder_mm_4096.txt" | tail -9
+timeout 120 build/dev/ts_ladder --op linear_geglu 2>&1 | tee "$out/ladder_linear_geglu.txt" | tail -5
 
 step "tutorial 03: merged and epilogue"
 for path in merged epilogue; do
-  build/dev/tutorials/03_mlp --path "$path" --device cuda --out-dir "$out/traces" 2>&1 | tee "$out/03_mlp_$path.txt" | tail -25
+  timeout 60 build/dev/tutorials/03_mlp --path "$path" --device cuda --out-dir "$out/traces" 2>&1 | tee "$out/03_mlp_$path.txt" | tail -25
 done
 
 step "ts_bench: GEMMs and MLP paths, then PyTorch on the same workloads"
-build/dev/ts_bench --gpu --filter gemm/ --json "$out/bench_gemm.jsonl" >"$out/bench.txt" 2>&1
-build/dev/ts_bench --gpu --filter mlp/ --json "$out/bench_mlp.jsonl" >>"$out/bench.txt" 2>&1
+timeout 200 build/dev/ts_bench --gpu --filter gemm/ --json "$out/bench_gemm.jsonl" >"$out/bench.txt" 2>&1
+timeout 200 build/dev/ts_bench --gpu --filter mlp/ --json "$out/bench_mlp.jsonl" >>"$out/bench.txt" 2>&1
 cat "$out/bench_gemm.jsonl" "$out/bench_mlp.jsonl" >"$out/bench.jsonl"
 python3 bench/torch_side_by_side.py --ts-json "$out/bench.jsonl" 2>&1 | tee "$out/side_by_side.txt"
+
+[[ ${SKIP_SANITIZER:-0} == 1 ]] && exit 0
+step "compute-sanitizer memcheck + racecheck (quick sweep)"
+TS_GPU_TEST_QUICK=1 timeout 240 compute-sanitizer --tool memcheck --error-exitcode 9 build/dev/ts_tests \
+  -tc='cuda: tensor-core*,cuda: every variant: linear_geglu*' >"$out/memcheck.txt" 2>&1; echo "memcheck rc $?" | tee -a "$out/memcheck.txt"
+tail -3 "$out/memcheck.txt"
+TS_GPU_TEST_QUICK=1 timeout 240 compute-sanitizer --tool racecheck --error-exitcode 9 build/dev/ts_tests \
+  -tc='cuda: every variant: linear_geglu*' >"$out/racecheck.txt" 2>&1; echo "racecheck rc $?" | tee -a "$out/racecheck.txt"
+tail -3 "$out/racecheck.txt"
+

@@ -14,14 +14,19 @@
 //     rest idle), warpgroups 1 and 2 are consumers, each owning 64 rows of the 128 x 256 output
 //     tile (128 f32 accumulators per thread). setmaxnreg moves registers from the producer
 //     (40 per thread) to the consumers (232);
-//   - a 4-stage ring of shared memory (48 KiB a stage): the producer runs up to 4 k-steps ahead,
-//     across tile boundaries, so the next tile's loads overlap this tile's epilogue;
+//   - a ring of shared-memory stages (48 KiB each; 3 for the GEMM, 4 for the GeGLU): the producer
+//     runs ahead by that many k-steps, across tile boundaries, so the next tile's loads overlap
+//     this tile's epilogue;
+//   - the epilogue leaves through TMA too: each consumer writes its 64 rows into shared memory
+//     in the store's swizzled layout, one thread hands them to the copy engine, and the
+//     warpgroup starts its next tile while they are written (rows that break TMA's 16-byte rule
+//     are stored from registers instead);
 //   - a persistent grid: one block per SM loops over output tiles, in groups of 16 tile rows that
 //     walk their tile columns together (the tiles in flight share their A rows and B columns in
 //     L2).
 // The GeGLU epilogue (linear_geglu): B's 256 rows are 128 rows of the gate half of the weight and
-//   the same 128 rows of the up half, so every thread holds gate and up for the same outputs (its
-//   accumulators i and i + 64) and writes gelu_tanh(gate) * up: a 128 x 128 tile of the
+//   the same 128 rows of the up half, so every thread holds gate and up for the same outputs (the
+//   accumulators of columns c and 128 + c) and writes gelu_tanh(gate) * up: a 128 x 128 tile of the
 //   activation, the [tokens, 2*hidden] product never reaching memory.
 // Supports: bf16, f16 on a compute capability 9.0 GPU; A with unit column stride, B either with
 //   unit column stride ([K, N] rows) or unit row stride (a t() view: K contiguous); rows and
@@ -47,22 +52,19 @@ namespace {
 constexpr int kBM = 128;  // output tile rows: two consumer warpgroups of 64
 constexpr int kBN = 256;  // B rows (K-major) or columns (MN-major) per tile: one m64n256 wgmma
 constexpr int kBK = 64;   // k per stage: one 128-byte swizzle row of 16-bit values
-constexpr int kStages = 4;
 constexpr int kConsumers = 2;
 constexpr int kThreadsWg = 128 * (1 + kConsumers);
 constexpr int kGroupM = 16;  // tile rows per group of the tile order
 constexpr uint32_t kBytesA = kBM * kBK * 2;  // 16 KiB
 constexpr uint32_t kBytesB = kBN * kBK * 2;  // 32 KiB
-// The ring, the barriers (full and empty, one each per stage), and 1 KiB to align the ring to
-// 1024 bytes (the 128-byte swizzle's period).
-constexpr size_t kSmemBytes = kStages * (kBytesA + kBytesB) + 2 * kStages * sizeof(uint64_t) + 1024;
 
 enum class Epilogue { linear, geglu };
 
 struct WgmmaProblem {
   int M = 0, N = 0, K = 0, batch = 1;  // N: output columns (hidden for the GeGLU epilogue)
   int tiles_m = 0, tiles_n = 0;
-  int up_row = 0;  // GeGLU: the weight row where the up half starts
+  int up_row = 0;          // GeGLU: the weight row where the up half starts
+  bool tma_store = false;  // the output's rows are 16-byte aligned: tiles leave through TMA
   void* out = nullptr;
   int64_t out_batch = 0, out_row = 0;
   const void* c = nullptr;  // addmm's C (broadcast strides), or nullptr
@@ -72,6 +74,20 @@ struct WgmmaProblem {
 
 template <Epilogue kEpi>
 constexpr int kOutCols = kEpi == Epilogue::geglu ? kBN / 2 : kBN;  // output columns per tile
+
+// Shared memory: the ring of A and B stages, the output tile staged for its TMA store (each
+// consumer's 64 rows, as boxes of 64 x 64), the barriers (full and empty, one each per stage),
+// and 1 KiB to align everything to 1024 bytes (the 128-byte swizzle's period). The staged output
+// costs the plain GEMM a stage: 3 stages + 64 KiB; the GeGLU's half-width tile leaves room for 4.
+template <Epilogue kEpi>
+constexpr int kStagesOf = kEpi == Epilogue::geglu ? 4 : 3;
+template <Epilogue kEpi>
+constexpr uint32_t kBytesOut = kBM * kOutCols<kEpi> * 2;
+template <Epilogue kEpi>
+constexpr size_t kSmemBytes = kStagesOf<kEpi> * (kBytesA + kBytesB) + kBytesOut<kEpi> +
+                              2 * kStagesOf<kEpi> * sizeof(uint64_t) + 1024;
+static_assert(kSmemBytes<Epilogue::linear> <= 227 * 1024 && kSmemBytes<Epilogue::geglu> <= 227 * 1024,
+              "an H100/H200 block has at most 227 KiB of shared memory");
 
 // Tile `tile` of the persistent loop -> (batch, first row, first output column).
 template <Epilogue kEpi>
@@ -104,14 +120,16 @@ __device__ __forceinline__ void store_pair(T* out, int col, int N, float v0, flo
 template <typename T, bool kBKMajor, Epilogue kEpi>
 __global__ void __launch_bounds__(kThreadsWg, 1)
     gemm_wgmma_kernel(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b,
-                      WgmmaProblem p) {
+                      const __grid_constant__ CUtensorMap map_out, WgmmaProblem p) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   using namespace hopper;
   extern __shared__ uint8_t smem_raw[];
   uint8_t* smem = reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(smem_raw) + 1023) & ~uintptr_t{1023});
+  constexpr int kStages = kStagesOf<kEpi>;
   T* ring_a = reinterpret_cast<T*>(smem);                       // [kStages][kBM rows][kBK]
   T* ring_b = reinterpret_cast<T*>(smem + kStages * kBytesA);  // [kStages][kBN x kBK]
-  uint64_t* full = reinterpret_cast<uint64_t*>(smem + kStages * (kBytesA + kBytesB));
+  T* staged_out = reinterpret_cast<T*>(smem + kStages * (kBytesA + kBytesB));  // [kConsumers][boxes][64][64]
+  uint64_t* full = reinterpret_cast<uint64_t*>(smem + kStages * (kBytesA + kBytesB) + kBytesOut<kEpi>);
   uint64_t* empty = full + kStages;
 
   if (threadIdx.x == 0) {
@@ -200,38 +218,73 @@ __global__ void __launch_bounds__(kThreadsWg, 1)
       if (previous >= 0 && lane == 0) mbarrier_arrive(&empty[previous]);
       fence_accumulators(d);
 
-      // ---- epilogue: registers -> global, 2 adjacent columns per store ----
+      // ---- epilogue: the value of each accumulator pair, then out ----
+      // Thread (warp, g = lane / 4, t = lane % 4) holds rows warp*16 + g (+ 8) of its consumer's
+      // 64, columns 8i + 2t and 8i + 2t + 1 of the tile.
       const int g = lane / 4, t = lane % 4;
-      const int row0 = m0 + consumer * 64 + warp * 16 + g;
-      T* out = static_cast<T*>(p.out) + b * p.out_batch;
-#pragma unroll
-      for (int half = 0; half < 2; ++half) {
-        const int row = row0 + 8 * half;
-        if (row >= p.M) continue;
-        T* out_row = out + row * p.out_row;
-        if constexpr (kEpi == Epilogue::geglu) {
-#pragma unroll
-          for (int i = 0; i < 16; ++i) {
-            const int col = n0 + 8 * i + 2 * t;
-            const float g0 = d[4 * i + 2 * half], g1 = d[4 * i + 2 * half + 1];
-            const float u0 = d[4 * (i + 16) + 2 * half], u1 = d[4 * (i + 16) + 2 * half + 1];
-            store_pair(out_row + col, col, p.N, gelu_tanh_fast_f32(g0) * u0, gelu_tanh_fast_f32(g1) * u1);
-          }
+      auto value_pair = [&](int half, int i, int row, int col, float& v0, float& v1) {
+        if constexpr (kEpi == Epilogue::geglu) {  // gate in accumulators i, up in i + 16 (128 columns on)
+          v0 = gelu_tanh_fast_f32(d[4 * i + 2 * half]) * d[4 * (i + 16) + 2 * half];
+          v1 = gelu_tanh_fast_f32(d[4 * i + 2 * half + 1]) * d[4 * (i + 16) + 2 * half + 1];
         } else {
+          v0 = p.alpha * d[4 * i + 2 * half];
+          v1 = p.alpha * d[4 * i + 2 * half + 1];
+          if (p.c != nullptr && row < p.M) {
+            const T* c = static_cast<const T*>(p.c) + b * p.c_batch + row * p.c_row;
+            if (col < p.N) v0 += p.beta * to_float(c[col * p.c_col]);
+            if (col + 1 < p.N) v1 += p.beta * to_float(c[(col + 1) * p.c_col]);
+          }
+        }
+      };
+      constexpr int kPairs = kOutCols<kEpi> / 8;  // accumulator pairs per row: 32, or 16 for the GeGLU
+      if (p.tma_store) {
+        // Registers -> this consumer's staging (the TMA store's swizzled boxes of 64 x 64) -> one
+        // thread hands the boxes to the copy engine and the warpgroup goes on to its next tile
+        // while they are written out.
+        T* staged = staged_out + consumer * 64 * kOutCols<kEpi>;
+        const bool leader = threadIdx.x % 128 == 0;
+        if (leader) tma_store_wait_read();       // the previous tile's boxes have left
+        named_barrier_sync(1 + consumer, 128);   // ... and everyone knows it
 #pragma unroll
-          for (int i = 0; i < 32; ++i) {
+        for (int half = 0; half < 2; ++half) {
+          const int r = warp * 16 + g + 8 * half;  // row within the consumer's 64
+#pragma unroll
+          for (int i = 0; i < kPairs; ++i) {
+            float v0, v1;
+            value_pair(half, i, m0 + consumer * 64 + r, n0 + 8 * i + 2 * t, v0, v1);
+            // Box i / 8, 16-byte chunk i % 8 of row r, swizzled as the tensor map reads it.
+            const int offset = (i / 8) * 64 * 64 + r * 64 + (((i % 8) ^ (r % 8)) * 8) + 2 * t;
+            *reinterpret_cast<uint32_t*>(staged + offset) = pack2<T>(v0, v1);
+          }
+        }
+        fence_proxy_async_shared();
+        named_barrier_sync(1 + consumer, 128);
+        if (leader) {
+          const int row = m0 + consumer * 64;
+          if (row < p.M)
+#pragma unroll
+            for (int box = 0; box < kOutCols<kEpi> / 64; ++box)
+              if (n0 + 64 * box < p.N) tma_store_3d(&map_out, staged + box * 64 * 64, n0 + 64 * box, row, b);
+          tma_store_commit();
+        }
+      } else {
+        // Rows whose length breaks TMA's 16-byte rule: registers -> global, 2 columns per store.
+        T* out = static_cast<T*>(p.out) + b * p.out_batch;
+#pragma unroll
+        for (int half = 0; half < 2; ++half) {
+          const int row = m0 + consumer * 64 + warp * 16 + g + 8 * half;
+          if (row >= p.M) continue;
+#pragma unroll
+          for (int i = 0; i < kPairs; ++i) {
             const int col = n0 + 8 * i + 2 * t;
-            float v0 = p.alpha * d[4 * i + 2 * half], v1 = p.alpha * d[4 * i + 2 * half + 1];
-            if (p.c != nullptr) {
-              const T* c = static_cast<const T*>(p.c) + b * p.c_batch + row * p.c_row;
-              if (col < p.N) v0 += p.beta * to_float(c[col * p.c_col]);
-              if (col + 1 < p.N) v1 += p.beta * to_float(c[(col + 1) * p.c_col]);
-            }
-            store_pair(out_row + col, col, p.N, v0, v1);
+            float v0, v1;
+            value_pair(half, i, row, col, v0, v1);
+            store_pair(out + row * p.out_row + col, col, p.N, v0, v1);
           }
         }
       }
     }
+    if (p.tma_store && threadIdx.x % 128 == 0) tma_store_wait_read();  // shared memory outlives the reads
   }
 #else
   __trap();  // built for another architecture: supports() keeps calls away
@@ -271,14 +324,20 @@ void launch_wgmma_typed(const GemmProblem& g, const WgmmaProblem& p, int device,
                : hopper::make_tensor_map_16bit(g.b, g.batch, g.K, g.N, g.b_row, g.b_batch, kBK, 64, what);
   auto kernel = gemm_wgmma_kernel<T, kBKMajor, kEpi>;
   static const bool smem_raised = [&] {
-    TS_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(kSmemBytes)));
+    TS_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                       static_cast<int>(kSmemBytes<kEpi>)));
     return true;
   }();
   (void)smem_raised;
   const int sms = properties(device).multiprocessors;
   const int tiles = p.tiles_m * p.tiles_n * p.batch;
-  launch_with_smem(kernel, dim3(static_cast<unsigned>(std::min(tiles, sms))), dim3(kThreadsWg), kSmemBytes, map_a,
-                   map_b, p);
+  // The output in boxes of 64 x 64; when its rows break TMA's alignment rule the kernel stores
+  // from registers and this map (of A, a valid stand-in) is never used.
+  const CUtensorMap map_out =
+      p.tma_store ? hopper::make_tensor_map_16bit(g.out, g.batch, g.M, g.N, g.out_row, g.out_batch, 64, 64, what)
+                  : map_a;
+  launch_with_smem(kernel, dim3(static_cast<unsigned>(std::min(tiles, sms))), dim3(kThreadsWg), kSmemBytes<kEpi>,
+                   map_a, map_b, map_out, p);
 }
 
 template <Epilogue kEpi>
@@ -291,6 +350,8 @@ void launch_wgmma(const GemmProblem& g, const Tensor& out, const char* what) {
   p.tiles_m = static_cast<int>(ceil_div(g.M, kBM));
   p.tiles_n = static_cast<int>(ceil_div(g.N, kOutCols<kEpi>));
   p.up_row = static_cast<int>(g.N);
+  p.tma_store = reinterpret_cast<uintptr_t>(g.out) % 16 == 0 && (g.out_row * 2) % 16 == 0 &&
+                (g.batch == 1 || (g.out_batch * 2) % 16 == 0);
   p.out = g.out;
   p.out_batch = g.out_batch;
   p.out_row = g.out_row;
