@@ -6,13 +6,15 @@
 #   tools/refresh_walkthroughs.sh --device cuda    # -> docs/h200-runs/walkthroughs/  (the H200)
 #
 # Options: --build DIR (build/dev: the tutorials and ts_bench), --debug-build DIR (build/debug:
-# the cuda-gdb session; skipped when absent), --out DIR (the folder above), --skip-bench.
+# the cuda-gdb session; skipped when absent), --out DIR (the folder above), --skip-bench,
+# --readings-only (no runs: only the readings below, again, from the traces already in OUT).
 #
 # For every run, OUT/<tutorial>/<name>.out.txt holds "$ command", everything it printed and its
 # exit status; the tables and traces it wrote sit beside it, named by their configuration. Each
-# trace gets two readings (python, below): <config>.steps.txt, one line per event of each
-# recorded step (start relative to the step, duration, nesting, CUPTI correlation), and on a GPU
-# <config>.kernels.txt, every kernel's durations in step order with min, median, mean and max.
+# trace gets readings that need no GPU: <config>.steps.txt, one line per event of each recorded
+# step (start relative to the step, duration, nesting, CUPTI correlation) and what follows the
+# last step (the profiler's synchronize); on a GPU <config>.kernels.txt, every kernel's durations
+# in launch order with min, median, mean and max; and <config>.check.txt, what ts_trace_check says.
 # On cuda the script then runs PyTorch's addmm on the same two shapes of C (OUT/pytorch/), the
 # debugging sessions of tutorials/debugging_on_a_gpu.md (OUT/debugging/: cuda-gdb in batch mode on
 # the debug build, ncu on one of our kernels, the tutorials run under ncu), and last ts_bench and
@@ -30,6 +32,7 @@ build=build/dev
 debug_build=build/debug
 out=""
 bench=1
+readings_only=0
 while (($#)); do
   case $1 in
     --device) device=$2; shift 2 ;;
@@ -37,6 +40,7 @@ while (($#)); do
     --debug-build) debug_build=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
     --skip-bench) bench=0; shift ;;
+    --readings-only) readings_only=1; shift ;;
     *) echo "refresh_walkthroughs.sh: unknown argument '$1' (see the header of $0)" >&2; exit 2 ;;
   esac
 done
@@ -79,6 +83,7 @@ tutorial() {
   run "$out/$t/$name.out.txt" stdbuf -oL "$bin/$t" --device "$device" "$@" --out-dir "$out/$t"
 }
 
+if ((readings_only == 0)); then
 # ---- the machine ---------------------------------------------------------------------------------
 {
   echo "cores: $(nproc)"
@@ -137,6 +142,8 @@ else
   tutorial $t warm_merged --path merged --warmup 1
 fi
 
+fi
+
 # ---- readings of every trace: step excerpts, kernel durations ------------------------------------------
 python3 - "$out" <<'PY'
 import json, os, statistics, sys
@@ -158,6 +165,16 @@ def readings(path):
                 depth = sum(inside(e, p) for p in evs) if lane == "CPU" else int(e["cat"] != "gpu_user_annotation")
                 c = f'   [correlation {e["args"]["correlation"]}]' if "correlation" in e["args"] else ""
                 out.append(f'{lane} {e["ts"] - s["ts"]:9.3f} {e["dur"]:9.3f}  {"  " * depth}{e["name"][:60]}{c}')
+    if steps:
+        last = steps[-1]
+        t0, end = steps[0]["ts"], last["ts"] + last["dur"]
+        after = [e for e in ev if e["ts"] >= end or (e["pid"] == 0 and e["ts"] + e["dur"] > end)]
+        if after:
+            out.append(f"== after {last['name']} (times in us from {steps[0]['name']}'s start)")
+            for e in sorted(after, key=lambda e: (e["ts"], -e["dur"])):
+                lane = "GPU" if e["pid"] == 0 else "CPU"
+                c = f'   [correlation {e["args"]["correlation"]}]' if "correlation" in e.get("args", {}) else ""
+                out.append(f'{lane} {e["ts"] - t0:9.3f} {e["dur"]:9.3f}  {e["name"][:60]}{c}')
     kernels = {}
     for e in sorted(ev, key=lambda e: e["ts"]):
         if e.get("cat") == "kernel":
@@ -182,6 +199,12 @@ for root, _, files in os.walk(sys.argv[1]):
         if kernels:
             open(base + ".kernels.txt", "w").write(f"kernels of {path}\n" + "\n".join(kernels) + "\n")
 PY
+if [[ -x $build/ts_trace_check ]]; then
+  find "$out" -name '*.json' -not -path '*/pytorch/*' -not -path '*/debugging/*' | sort | while read -r json; do
+    "$build/ts_trace_check" "$json" >"${json%.json}.check.txt" 2>&1
+  done
+fi
+((readings_only)) && exit 0
 
 if [[ $device != cuda ]]; then
   echo "refresh_walkthroughs.sh: $failures run(s) exited non-zero; outputs in $out"
