@@ -84,7 +84,7 @@ TEST_CASE("tutorial 01: --schedule-wait 0 --schedule-warmup 0 records from the f
   INFO(r.output);
   REQUIRE(r.status == 0);
   CHECK(r.output.find("every step is recorded, the first call too") != std::string::npos);
-  CHECK(r.output.find("ProfilerStep#0 pays the first-use costs") != std::string::npos);
+  CHECK(r.output.find("ProfilerStep#0 holds the very first call") != std::string::npos);
   const fs::path json = out_dir() / "16_f32_cold_eager_wait0_warmup0.json";
   REQUIRE(fs::exists(out_dir() / "16_f32_cold_eager_wait0_warmup0.txt"));
   const Run check = run(fmt::format("{} {} --steps 2", TS_TRACE_CHECK, json.string()));

@@ -42,7 +42,7 @@ std::pair<int, std::string> run_captured(const std::string& name, const std::str
 }  // namespace
 
 TEST_CASE("tutorials: 00_tensors_and_views runs and passes its check") {
-  CHECK(run_tutorial("00_tensors_and_views") == 0);
+  CHECK(run_tutorial("00_tensors_and_views", "--out-dir /tmp/ts_tutorial_test/00_tensors_and_views") == 0);
 }
 
 TEST_CASE("tutorials: 02_linear runs eager and with the pre-transposed weight, and passes its check") {

@@ -35,3 +35,33 @@ for path in eager fused merged; do
   draw "03_mlp-64x128x768x3072_bf16_warm_${path}-step3.svg" "03_mlp/64x128x768x3072_bf16_warm_${path}.json" \
     --step 3 --to-us 560
 done
+
+# The walk-throughs of tutorials 00-03, from the traces of tools/refresh_walkthroughs.sh --device cuda.
+walk() {  # walk PICTURE TRACE [OPTIONS...]: TRACE under docs/h200-runs/walkthroughs
+  local picture=$1 trace=$2
+  shift 2
+  "$tool" "docs/h200-runs/walkthroughs/$trace" "$@" -o "$out/$picture"
+}
+# 00: t() and select() launch nothing; contiguous() and add launch one kernel each (after CUDA's start).
+walk 00_walkthrough-views_cuda.svg 00_tensors_and_views/views_cuda.json --from-us 136290 --to-us 138010
+# 01: the cold step (ProfilerStep#0 of --schedule-wait 0 --schedule-warmup 0), the whole window.
+walk 01_walkthrough-64_bf16_cold_eager_wait0_warmup0.svg 01_matmul_add/64_bf16_cold_eager_wait0_warmup0.json
+# ...and its first 4 ms: CUPTI's buffer request, the library's first calls, the workspace allocation.
+walk 01_walkthrough-64_bf16_cold_eager_wait0_warmup0-first4ms.svg 01_matmul_add/64_bf16_cold_eager_wait0_warmup0.json \
+  --to-us 4000
+# 01: overhead-bound (64) and compute-bound (4096), one step each.
+walk 01_walkthrough-64_bf16_warm_eager-step4.svg 01_matmul_add/64_bf16_warm_eager.json --step 4 --to-us 21
+walk 01_walkthrough-4096_bf16_warm_eager-step3.svg 01_matmul_add/4096_bf16_warm_eager.json --step 3
+# 01: the same step recorded without CUPTI (--activities cpu), on the scale of the one above it.
+walk 01_walkthrough-64_bf16_warm_eager_cpu_activity-step4.svg 01_matmul_add/64_bf16_warm_eager_cpu_activity.json \
+  --step 4 --to-us 21
+# 01: addmm with the series' [N, N] C: one GEMM kernel, no copy.
+walk 01_walkthrough-4096_bf16_warm_fused_matrix-step3.svg 01_matmul_add/4096_bf16_warm_fused_matrix.json --step 3
+# 02: one Linear; and a shape where cuBLASLt splits the GEMM in two kernels.
+walk 02_walkthrough-1024x32x64_bf16_warm_eager-step3.svg 02_linear/1024x32x64_bf16_warm_eager.json --step 3
+walk 02_walkthrough-33x129x65_bf16_warm_eager-step3.svg 02_linear/33x129x65_bf16_warm_eager.json --step 3
+# 03: eager, fused and merged MLP, step #3 each, on one time scale.
+for path in eager fused merged; do
+  walk "03_walkthrough-64x128x768x3072_bf16_warm_${path}-step3.svg" "03_mlp/64x128x768x3072_bf16_warm_${path}.json" \
+    --step 3 --to-us 450
+done

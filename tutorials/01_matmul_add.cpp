@@ -3,26 +3,32 @@
 // The two artifacts of a profile: the table (what took time) and the trace
 // (when, and why). The profiler runs the schedule wait=1, warmup=1, active=N:
 // steps 0 and 1 are not recorded, ProfilerStep#2.. are (--schedule-wait 0
-// --schedule-warmup 0 records from the very first call). Each step is
+// --schedule-warmup 0 records from the very first call: the cold start). Each step is
 //   ProfilerStep#N > matmul_add (a user annotation) > ts::matmul > ts::mm,
 // then ts::add; with --batched the GEMM is ts::bmm, with --fused it is one
-// ts::addmm whose epilogue adds the bias. At size 64 the host-side cost of
-// dispatching dominates (overhead-bound); at 4096 the GEMM does (compute-bound).
-// Without --warmup the first call pays the first-use costs; the series' schedule
-// leaves that call unrecorded.
+// ts::addmm whose epilogue adds b. b is a bias row [N] (Linear's case) or, with
+// --bias matrix, a full [N, N] matrix (the series' case: addmm reads it as the
+// GEMM's C). At size 64 the host-side cost of dispatching dominates
+// (overhead-bound); at 4096 the GEMM does (compute-bound). After the table the
+// run prints each recorded step's width; --unprofiled N then times N more steps
+// with the profiler off, to set the profiler's own cost beside the step.
 //
-// Writes traces/01_matmul_add/<size>_<dtype>_<cold|warm>_<eager|fused>.{json,txt}
+// Writes traces/01_matmul_add/<size>_<dtype>_<cold|warm>_<eager|fused>[_batched][_matrix].{json,txt}
 // (relative to the current directory); open the .json in ui.perfetto.dev.
 //
 // Run: ./build/dev/tutorials/01_matmul_add [--size 64] [--dtype bf16|f16|f32] [--warmup 0]
-//          [--batched] [--fused] [--active 3] [--schedule-wait 1] [--schedule-warmup 1] [--device cpu|cuda]
+//          [--batched] [--fused] [--bias row|matrix] [--active 3] [--schedule-wait 1] [--schedule-warmup 1]
+//          [--activities cpu,cuda|cpu] [--unprofiled 0] [--device cpu|cuda]
 #include <fmt/core.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <vector>
 
 #include "ops/ops.h"
 #include "profiler/profiler.h"
+#include "tensor/cuda_device.h"
 #include "tutorials/tutorial_support.h"
 
 namespace {
@@ -36,6 +42,9 @@ struct Flags : tutorial::CommonFlags {
   int64_t size = 64;
   bool batched = false;
   bool fused = false;
+  std::string bias = "row";  // "row": b is [N]; "matrix": b is [N, N]
+  int unprofiled = 0;        // steps timed with the profiler off, after the profile
+  bool matrix_bias() const { return bias == "matrix"; }
 };
 
 void print_expectations(const Flags& f, const ts::Device& device) {
@@ -52,9 +61,15 @@ void print_expectations(const Flags& f, const ts::Device& device) {
              : first == 2 ? "steps 0 and 1 run unrecorded"
                           : fmt::format("steps 0..{} run unrecorded", first - 1),
              first, first + f.active - 1, f.active);
-  if (f.fused) {
-    fmt::print("  - each step: ProfilerStep#N > matmul_add > ts::addmm. One op: the bias add happens in the\n"
-               "    GEMM's epilogue, so there is no ts::add row (and no copy of the bias first).\n");
+  if (f.fused && !f.matrix_bias()) {
+    fmt::print("  - each step: ProfilerStep#N > matmul_add > ts::addmm. One op: the bias row [{}] is added in the\n"
+               "    GEMM's epilogue, so there is no ts::add row, no add kernel and no copy of the bias first.\n",
+               f.size);
+  } else if (f.fused) {
+    fmt::print("  - each step: ProfilerStep#N > matmul_add > ts::addmm. One op: b [{}, {}] is the GEMM's C, read\n"
+               "    from its own buffer while the result goes to the output (beta = 1): no add kernel, and no\n"
+               "    Memcpy of b into the output first.\n",
+               f.size, f.size);
   } else {
     fmt::print("  - each step: ProfilerStep#N > matmul_add > ts::matmul > {}, then ts::add. ts::matmul only\n"
                "    dispatches: its Self CPU is small, its CPU total holds {}.{}\n",
@@ -74,20 +89,31 @@ void print_expectations(const Flags& f, const ts::Device& device) {
                "    Self CPU stays a few microseconds: launching is cheap, waiting is not.\n",
                work, gemm);
   }
-  fmt::print("  - {}: {}\n\n", f.temperature(),
-             f.warmup > 0 ? "first-use costs were paid before profiling; the steps look alike."
-             : first == 0 ? "nothing ran before: ProfilerStep#0 pays the first-use costs (library handles,\n"
-                            "    workspaces, module loading) and is the widest step."
-                          : fmt::format("no warm-up iterations, but the schedule's unrecorded step{} ({}) came first\n"
-                                        "    and absorbed the first-use costs (--schedule-wait 0 --schedule-warmup 0 records them).",
-                                        first == 1 ? "" : "s", first));
+  std::string before;
+  if (first == 0 && f.warmup == 0) {
+    before = fmt::format("nothing ran before: ProfilerStep#0 holds the very first call, which pays the first-use\n"
+                         "    costs ({}). Expect #0 to be by far the widest step.",
+                         device.is_cuda() ? "the cuBLASLt handle and its workspace, the first heuristic query, loading\n"
+                                            "    the kernels"
+                                          : "OpenBLAS starting its threads, the first allocations");
+  } else if (f.warmup > 0) {
+    before = fmt::format("{} warm-up iteration{} paid the first-use costs before the window.", f.warmup,
+                         f.warmup == 1 ? "" : "s");
+  } else {
+    before = fmt::format("no warm-up iterations, but the schedule's unrecorded step{} ({}) came first and paid the\n"
+                         "    first-use costs (--schedule-wait 0 --schedule-warmup 0 records them).",
+                         first == 1 ? "" : "s", first);
+  }
+  fmt::print("  - {}: {}\n    Are the recorded steps alike? Their widths are printed after the table.\n\n",
+             f.temperature(), before);
 }
 
 // Largest error of out against a float64 reference, relative to the size of the terms
 // (sum of |x*w| + |b|) so that one bound fits every dtype and size. Checks every
-// element of small results and 512 scattered ones of large results.
+// element of small results and 512 scattered ones of large results. b is [N] or [N, N].
 double worst_error(const ts::Tensor& x, const ts::Tensor& w, const ts::Tensor& b, const ts::Tensor& out, int64_t n,
                    int64_t batches) {
+  const bool matrix = b.dim() == 2;
   const std::vector<float> xv = x.to_vector<float>(), wv = w.to_vector<float>(), bv = b.to_vector<float>();
   const std::vector<float> ov = out.to_vector<float>();
   const int64_t elements = batches * n * n;
@@ -96,7 +122,7 @@ double worst_error(const ts::Tensor& x, const ts::Tensor& w, const ts::Tensor& b
   for (int64_t c = 0; c < checks; ++c) {
     const int64_t at = checks == elements ? c : (c * 2654435761LL) % elements;
     const int64_t batch = at / (n * n), i = (at / n) % n, j = at % n;
-    double ref = bv[static_cast<size_t>(j)], scale = std::abs(ref);
+    double ref = bv[static_cast<size_t>(matrix ? i * n + j : j)], scale = std::abs(ref);
     for (int64_t k = 0; k < n; ++k) {
       const double term = static_cast<double>(xv[static_cast<size_t>((batch * n + i) * n + k)]) *
                           wv[static_cast<size_t>((batch * n + k) * n + j)];
@@ -108,6 +134,30 @@ double worst_error(const ts::Tensor& x, const ts::Tensor& w, const ts::Tensor& b
   return worst;
 }
 
+// The same step with the profiler off: each step timed on the host after a synchronize (so the
+// GPU's queue is empty and the time is the launches, as in an overhead-bound profiled step),
+// the median printed beside the profiled step's CPU time.
+template <typename Step>
+void time_unprofiled(const Flags& f, const ts::Device& device, const tutorial::ProfiledRun& profiled, Step&& step) {
+  std::vector<double> us;
+  for (int i = 0; i < f.unprofiled; ++i) {
+    if (device.is_cuda()) ts::cuda::synchronize();
+    const auto t0 = std::chrono::steady_clock::now();
+    step();
+    const auto t1 = std::chrono::steady_clock::now();
+    us.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
+  }
+  if (device.is_cuda()) ts::cuda::synchronize();
+  std::sort(us.begin(), us.end());
+  const double median = us.size() % 2 == 1 ? us[us.size() / 2] : (us[us.size() / 2 - 1] + us[us.size() / 2]) / 2;
+  const prof::KeyAverage* row = profiled.averages.find("ProfilerStep*");
+  fmt::print("the same step with the profiler off: {:.3f} us on the host (median of {} steps, min {:.3f}); "
+             "profiled{}: {:.3f} us (ProfilerStep* CPU time avg)\n",
+             median, us.size(), us.front(),
+             !device.is_cuda() ? "" : f.cuda_activity() ? " (CPU and CUDA recorded)" : " (CPU only recorded: no CUPTI)",
+             row != nullptr ? row->cpu_time_us() : 0.0);
+}
+
 int run(const Flags& f) {
   const ts::Device device = ts::Device::parse(f.device);
   ts::check_device_available(device, "01_matmul_add");
@@ -115,8 +165,8 @@ int run(const Flags& f) {
   TS_CHECK(!(f.fused && f.batched), "01_matmul_add: --fused runs addmm, which takes 2-D inputs; drop --batched");
   const ts::DType dtype = ts::parse_dtype(f.dtype);
   const int64_t n = f.size;
-  const std::string variant = fmt::format("{}_{}_{}_{}{}", n, f.dtype, f.temperature(), f.fused ? "fused" : "eager",
-                                          f.batched ? "_batched" : "");
+  const std::string variant = fmt::format("{}_{}_{}_{}{}{}", n, f.dtype, f.temperature(), f.fused ? "fused" : "eager",
+                                          f.batched ? "_batched" : "", f.matrix_bias() ? "_matrix" : "");
   fmt::print("== Tutorial 01: add(matmul(x, w), b)  size {}  {}  {}  {}\n\n", n, f.dtype, device.str(),
              f.artifact_name(variant));
   print_expectations(f, device);
@@ -125,7 +175,7 @@ int run(const Flags& f) {
   const ts::Dims shape = f.batched ? ts::Dims{kBatch, n, n} : ts::Dims{n, n};
   const ts::Tensor x = ts::randn(shape, {dtype, device});
   const ts::Tensor w = ts::randn(shape, {dtype, device});
-  const ts::Tensor b = ts::randn({n}, {dtype, device});
+  const ts::Tensor b = f.matrix_bias() ? ts::randn({n, n}, {dtype, device}) : ts::randn({n}, {dtype, device});
   const auto fn = [&] {
     prof::RecordFunction scope("matmul_add");
     return f.fused ? ts::addmm(b, x, w) : ts::add(ts::matmul(x, w), b);
@@ -135,17 +185,19 @@ int run(const Flags& f) {
   ts::Tensor y;
   const tutorial::ProfiledRun profiled =
       tutorial::profile_steps([&] { y = fn(); }, f, device, variant);
-  if (profiled.device_ran) {
-    const int expected = f.fused ? 1 : 2;  // the GEMM (+ the add kernel when not fused)
-    fmt::print("kernels: expected {} per step, observed {} over {} steps\n", expected, profiled.kernels, f.active);
-  }
+  tutorial::print_step_widths(profiled.recording);
+  const int expected = f.fused ? 1 : 2;  // the GEMM (+ the add kernel when not fused)
+  const tutorial::KernelCount count =
+      tutorial::check_kernel_count(profiled.recording, expected, f.active, "step", device.is_cuda());
+  fmt::print("{}\n", count.report);
+  if (f.unprofiled > 0) time_unprofiled(f, device, profiled, [&] { y = fn(); });
 
   const double error = worst_error(x, w, b, y, n, f.batched ? kBatch : 1);
   const double tolerance = dtype == ts::DType::bf16 ? 1e-2 : dtype == ts::DType::f16 ? 2e-3 : 1e-4;
   const bool ok = error <= tolerance;
   fmt::print("check against a float64 reference: {} (worst error {:.2e} of the terms' magnitude, tolerance {:.0e})\n",
              ok ? "OK" : "FAILED", error, tolerance);
-  return ok ? 0 : 1;
+  return ok && count.passed() ? 0 : 1;
 }
 
 }  // namespace
@@ -158,6 +210,10 @@ int main(int argc, char** argv) {
         ->check(tutorial::in_range(1, kMaxSize));
     app.add_flag("--batched", f.batched, "3-D inputs [4, N, N]: matmul dispatches to bmm");
     app.add_flag("--fused", f.fused, "one addmm(b, x, w) instead of matmul + add");
+    app.add_option("--bias", f.bias, "row: b is [N] (default); matrix: b is [N, N], the series' case")
+        ->check(CLI::IsMember({"row", "matrix"}));
+    app.add_option("--unprofiled", f.unprofiled, "after the profile, time N steps with the profiler off (default 0)")
+        ->check(tutorial::in_range(0, tutorial::kMaxSteps));
     tutorial::add_common_flags(app, f, "traces/01_matmul_add");
     if (const auto code = tutorial::parse_flags(app, argc, argv)) return *code;
     return run(f);

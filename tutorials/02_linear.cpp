@@ -8,6 +8,9 @@
 // pre-transposed, so ts::t disappears from the CPU lane while the GPU runs
 // the very same kernel.
 //
+// The run ends by counting the kernels: one per forward, or the library's own plan
+// explained (cuBLASLt may pick a split-K algorithm, two kernels, for some shapes).
+//
 // Writes traces/02_linear/<tokens>x<in>x<out>_<dtype>_<cold|warm>_<eager|fused>.{json,txt}.
 //
 // Run: ./build/dev/tutorials/02_linear [--tokens 1024] [--in 32] [--out 64] [--dtype bf16|f16|f32]
@@ -80,13 +83,11 @@ int run(const Flags& f) {
   for (int i = 0; i < f.warmup; ++i) forward();
   const tutorial::ProfiledRun run = tutorial::profile_steps(forward, f, device, config);
 
-  bool ok = true;
-  if (run.device_ran) {
-    const bool count_ok = run.kernels == f.active;
-    fmt::print("kernels: expected 1 per forward, observed {} over {} steps: {}\n", run.kernels, f.active,
-               count_ok ? "OK" : "MISMATCH");
-    ok = count_ok;
-  }
+  tutorial::print_step_widths(run.recording);
+  const tutorial::KernelCount count =
+      tutorial::check_kernel_count(run.recording, /*per_step=*/1, f.active, "forward", device.is_cuda());
+  fmt::print("{}\n", count.report);
+  const bool ok = count.passed();
   const double error = relative_error(x, linear.weight(), linear.bias(), y);
   const double tolerance = dtype == ts::DType::f32 ? 1e-5 : 1e-2;
   fmt::print("check against a float64 reference: {} (relative error {:.2e}, tolerance {:.0e})\n",

@@ -116,15 +116,13 @@ int run(const Flags& f) {
   for (int i = 0; i < f.warmup; ++i) forward();
   const tutorial::ProfiledRun run = tutorial::profile_steps(forward, f, device, config);
 
-  bool ok = true;
-  if (run.device_ran) {
-    const bool count_ok = run.kernels == static_cast<int64_t>(expected) * f.active;
-    fmt::print("kernels: expected {} per forward, observed {} over {} steps ({:.1f} per forward): {}\n", expected,
-               run.kernels, f.active, static_cast<double>(run.kernels) / f.active, count_ok ? "OK" : "MISMATCH");
-    ok = count_ok;
-  } else {
-    fmt::print("kernels: none recorded (CPU run); on a GPU this path launches {} per forward\n", expected);
-  }
+  // Strict on our kernels; a cuBLASLt plan of more kernels for this shape is explained, not an error;
+  // not checked (exit 0, said) when another tool holds CUPTI.
+  tutorial::print_step_widths(run.recording);
+  const tutorial::KernelCount count =
+      tutorial::check_kernel_count(run.recording, expected, f.active, "forward", device.is_cuda());
+  fmt::print("{}\n", count.report);
+  const bool ok = count.passed();
   const double error = sampled_error(mlp, x, y, f.dim, f.hidden);
   // Three GEMMs and the elementwise middle each round to the dtype once.
   const double tolerance = dtype == ts::DType::f32 ? 1e-4 : 2e-2;

@@ -15,7 +15,7 @@ run() { echo; echo "\$ $*"; "$@"; }
 if [[ $mode == --cpu-small ]]; then
   out=$(mktemp -d)
   trap 'rm -rf "$out"' EXIT
-  run "$bin/00_tensors_and_views" --device cpu
+  run "$bin/00_tensors_and_views" --device cpu --out-dir "$out/00"
   for dtype in f32 bf16 f16; do
     run "$bin/01_matmul_add" --device cpu --size 17 --dtype "$dtype" --out-dir "$out/01"
   done

@@ -1,13 +1,17 @@
 // tutorials/tutorial_support.h: what the profiling tutorials share: flags with
 // ranges that read well, a main that turns every failure into one line and a
 // non-zero exit, run a step function under the series' schedule, print and
-// save the table, write the trace, count the kernels a step launched.
+// save the table, write the trace, print each recorded step's width, and
+// judge the kernels a run launched against the tutorial's expectation
+// (check_kernel_count: strict on our kernels, explained when a library chose
+// a different plan, not checked when CUPTI could not record).
 #pragma once
 
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <charconv>
 #include <cstdint>
 #include <cstdio>
@@ -15,9 +19,12 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <system_error>
+#include <vector>
 
 #include "profiler/profiler.h"
 #include "tensor/cuda_device.h"
@@ -38,15 +45,20 @@ struct CommonFlags {
   int schedule_wait = 1, schedule_warmup = 1;
   std::string device = ts::cuda::is_available() ? "cuda" : "cpu";
   std::string out_dir;
+  // What the profiler records, as torch.profiler's `activities`: "cpu,cuda" (the default) or
+  // "cpu" (no CUPTI: the ops' CPU time without the cost of recording their GPU side).
+  std::string activities = "cpu,cuda";
 
   const char* temperature() const { return warmup > 0 ? "warm" : "cold"; }
   int first_recorded_step() const { return schedule_wait + schedule_warmup; }
+  bool cuda_activity() const { return activities == "cpu,cuda"; }
   // The artifacts' name for a configuration: "_wait0_warmup0" is appended when the
-  // schedule is not the series' one.
+  // schedule is not the series' one, "_cpu_activity" when only the CPU is recorded.
   std::string artifact_name(const std::string& config) const {
-    return schedule_wait == 1 && schedule_warmup == 1
-               ? config
-               : fmt::format("{}_wait{}_warmup{}", config, schedule_wait, schedule_warmup);
+    std::string name = schedule_wait == 1 && schedule_warmup == 1
+                           ? config
+                           : fmt::format("{}_wait{}_warmup{}", config, schedule_wait, schedule_warmup);
+    return cuda_activity() ? name : name + "_cpu_activity";
   }
 };
 
@@ -87,6 +99,9 @@ inline void add_common_flags(CLI::App& app, CommonFlags& f, const std::string& d
                  "steps the profiler runs but discards before recording (default 1); 0 and 0 record the first call")
       ->check(in_range(0, kMaxSteps));
   app.add_option("--device", f.device, "cpu or cuda (default: cuda when a GPU is present)");
+  app.add_option("--activities", f.activities,
+                 "what the profiler records: cpu,cuda (default) or cpu (no CUPTI: compare the ops' CPU time)")
+      ->check(CLI::IsMember({"cpu,cuda", "cpu"}));
   app.add_option("--out-dir", f.out_dir, "where the .json and .txt go (default " + default_out_dir + ")");
 }
 
@@ -177,7 +192,7 @@ inline ProfiledRun profile_steps(const std::function<void()>& step, const Common
   const std::string txt_path = fmt::format("{}/{}.txt", f.out_dir, name);
 
   prof::ProfilerConfig settings;
-  if (device.is_cuda()) settings.activities.push_back(prof::Activity::CUDA);
+  if (device.is_cuda() && f.cuda_activity()) settings.activities.push_back(prof::Activity::CUDA);
   settings.schedule = prof::schedule(f.schedule_wait, f.schedule_warmup, f.active, /*repeat=*/1);
   settings.record_shapes = true;
   settings.on_trace_ready = [&](prof::Profiler& p) { p.export_chrome_trace(json_path); };
@@ -201,6 +216,144 @@ inline ProfiledRun profile_steps(const std::function<void()>& step, const Common
   write_text_file(txt_path, table);
   fmt::print("wrote {} (open it in https://ui.perfetto.dev or chrome://tracing)\n      {}\n\n", json_path, txt_path);
   return run;
+}
+
+// The CPU width of every recorded ProfilerStep#N, in step order, and what the
+// first is against the others: the cold-start lesson, measured in each run.
+//   ProfilerStep widths (CPU, us): #2 34.990  #3 20.947  #4 18.187; the first is 1.79x the median of the others
+inline void print_step_widths(const prof::Recording& recording) {
+  std::vector<std::pair<std::string, double>> steps;
+  for (const prof::Event& e : recording.events)
+    if (e.kind == prof::EventKind::profiler_step)
+      steps.emplace_back(std::string(e.name.substr(e.name.find('#'))), static_cast<double>(e.duration_ns()) / 1e3);
+  if (steps.empty()) return;
+  std::string line = "ProfilerStep widths (CPU, us):";
+  for (const auto& [name, us] : steps) line += fmt::format(" {} {:.3f}", name, us);
+  if (steps.size() >= 2) {
+    std::vector<double> rest;
+    for (size_t i = 1; i < steps.size(); ++i) rest.push_back(steps[i].second);
+    std::sort(rest.begin(), rest.end());
+    const size_t n = rest.size();
+    const double median = n % 2 == 1 ? rest[n / 2] : (rest[n / 2 - 1] + rest[n / 2]) / 2;
+    line += fmt::format("; the first is {:.2f}x the median of the others ({:.3f})", steps[0].second / median, median);
+  }
+  fmt::print("{}\n", line);
+}
+
+// ---- the kernel count ------------------------------------------------------------------------
+//
+// A tutorial expects a number of kernels per step, counting each library GEMM
+// (an op whose variant is a cuBLAS call, such as mm/cuda/cublas) as one kernel.
+// The recording decides:
+//   ok              exactly that;
+//   library_choice  our own kernels exactly as expected, but cuBLASLt launched
+//                   more than one kernel for some GEMM calls: for this shape it
+//                   chose another algorithm (split-K adds a reduce kernel). Not an
+//                   error: the tutorial explains it and exits 0;
+//   mismatch        anything else: one of our kernels too many or too few. Exit 1;
+//   not_checked     the CUDA side came from the CUDA-event fallback (CUPTI was
+//                   held by another tool, such as ncu or cuda-gdb): it times ops,
+//                   not kernels, so nothing can be counted. Exit 0, saying so;
+//   not_recorded    no CUDA activity was recorded (a CPU run, or --activities cpu).
+struct KernelCount {
+  enum class Verdict { ok, library_choice, mismatch, not_checked, not_recorded };
+  Verdict verdict = Verdict::not_recorded;
+  int64_t expected = 0;         // kernels over the recorded steps, one per library GEMM call
+  int64_t own = 0;              // kernels launched by ops that are not library calls
+  int64_t library = 0;          // kernels launched by library GEMM calls
+  int64_t library_calls = 0;    // library GEMM calls recorded
+  std::map<std::string, int64_t> library_kernels;  // name -> count, for the explanation
+  std::string report;           // what the tutorial prints, one or more lines
+
+  bool passed() const { return verdict != Verdict::mismatch; }
+};
+
+inline bool is_library_variant(const char* variant) {
+  if (variant == nullptr) return false;
+  const std::string_view v(variant);
+  return v.size() >= 7 && v.substr(v.size() - 7) == "/cublas";
+}
+
+// per_step: the kernels one step launches (one per library GEMM call); steps: the
+// recorded steps; what: "forward" or "step", for the messages; cuda_device: the run
+// was on a GPU (else a CPU run launches nothing to count).
+inline KernelCount check_kernel_count(const prof::Recording& recording, int64_t per_step, int64_t steps,
+                                      std::string_view what, bool cuda_device) {
+  KernelCount k;
+  k.expected = per_step * steps;
+  if (!cuda_device) {
+    k.verdict = KernelCount::Verdict::not_recorded;
+    k.report = fmt::format("kernels: none recorded (CPU run); on a GPU this {} launches {}", what, per_step);
+    return k;
+  }
+  if (!recording.use_cuda) {
+    k.verdict = KernelCount::Verdict::not_recorded;
+    k.report = fmt::format("kernels: not counted: CUDA activity was not recorded (--activities cpu); with it this {} "
+                           "launches {}",
+                           what, per_step);
+    return k;
+  }
+  const prof::DeviceActivityInfo& activity = recording.device_activity;
+  if (activity.source != "cupti") {
+    k.verdict = KernelCount::Verdict::not_checked;
+    k.report = fmt::format(
+        "kernels: NOT CHECKED in this run: CUPTI did not record ({}).\n"
+        "  The profiler fell back to timing each op with CUDA events, which sees ops, not kernels; another tool\n"
+        "  holding CUPTI (ncu, cuda-gdb, nsys) does this. Without such a tool this {} launches {} kernel{}.",
+        activity.error.empty() ? (activity.source.empty() ? std::string("no CUDA source") : activity.source)
+                               : activity.error,
+        what, per_step, per_step == 1 ? "" : "s");
+    return k;
+  }
+  std::map<uint64_t, const prof::Event*> op_of_id;
+  for (const prof::Event& e : recording.events)
+    if (e.kind == prof::EventKind::cpu_op) {
+      op_of_id[e.id] = &e;
+      k.library_calls += is_library_variant(e.variant);
+    }
+  std::map<std::string, int64_t> own_kernels;
+  for (const prof::Event& e : recording.events) {
+    if (e.kind != prof::EventKind::kernel) continue;
+    const auto it = op_of_id.find(e.id);
+    if (it != op_of_id.end() && is_library_variant(it->second->variant)) {
+      ++k.library;
+      ++k.library_kernels[std::string(e.name)];
+    } else {
+      ++k.own;
+      ++own_kernels[std::string(e.name)];
+    }
+  }
+  const int64_t expected_own = k.expected - k.library_calls;
+  const double per = 1.0 / static_cast<double>(steps);
+  const std::string head = fmt::format("kernels: expected {} per {}, observed {} over {} step{} ({:.1f} per {})",
+                                       per_step, what, k.own + k.library, steps, steps == 1 ? "" : "s",
+                                       static_cast<double>(k.own + k.library) * per, what);
+  auto list = [](const std::map<std::string, int64_t>& names) {
+    std::string s;
+    for (const auto& [name, count] : names) s += fmt::format("\n      {:>4} x {}", count, name);
+    return s;
+  };
+  if (k.own == expected_own && k.library == k.library_calls) {
+    k.verdict = KernelCount::Verdict::ok;
+    k.report = head + ": OK";
+  } else if (k.own == expected_own && k.library_calls > 0 && k.library > k.library_calls) {
+    k.verdict = KernelCount::Verdict::library_choice;
+    k.report = head + fmt::format(
+                          ": OK, explained:\n"
+                          "  our own kernels are as expected ({}); the difference is cuBLASLt's: for this shape it picked\n"
+                          "  a different algorithm, {} kernels for {} GEMM calls ({:.3g} per call; split-K adds a reduce\n"
+                          "  kernel). The library's kernels:{}",
+                          k.own, k.library, k.library_calls,
+                          static_cast<double>(k.library) / static_cast<double>(k.library_calls),
+                          list(k.library_kernels));
+  } else {
+    k.verdict = KernelCount::Verdict::mismatch;
+    k.report = head + fmt::format(": MISMATCH\n  our own kernels: {}, expected {}; library GEMM kernels: {} for {} calls{}{}",
+                                  k.own, expected_own, k.library, k.library_calls,
+                                  own_kernels.empty() ? "" : "\n    ours:" + list(own_kernels),
+                                  k.library_kernels.empty() ? "" : "\n    the library's:" + list(k.library_kernels));
+  }
+  return k;
 }
 
 }  // namespace tutorial

@@ -1,0 +1,305 @@
+#!/usr/bin/env bash
+# tools/refresh_walkthroughs.sh --device cpu|cuda: every run the walk-throughs of tutorials 00-03
+# quote, made again, into the folder they cite.
+#
+#   tools/refresh_walkthroughs.sh --device cpu     # -> docs/cpu-runs/walkthroughs/   (any machine)
+#   tools/refresh_walkthroughs.sh --device cuda    # -> docs/h200-runs/walkthroughs/  (the H200)
+#
+# Options: --build DIR (build/dev: the tutorials and ts_bench), --debug-build DIR (build/debug:
+# the cuda-gdb session; skipped when absent), --out DIR (the folder above), --skip-bench,
+# --readings-only (no runs: only the readings below, again, from the traces already in OUT).
+#
+# For every run, OUT/<tutorial>/<name>.out.txt holds "$ command", everything it printed and its
+# exit status; the tables and traces it wrote sit beside it, named by their configuration. Each
+# trace gets readings that need no GPU: <config>.steps.txt, one line per event of each recorded
+# step (start relative to the step, duration, nesting, CUPTI correlation) and what follows the
+# last step (the profiler's synchronize); on a GPU <config>.kernels.txt, every kernel's durations
+# in launch order with min, median, mean and max; and <config>.check.txt, what ts_trace_check says.
+# On cuda the script then runs PyTorch's addmm on the same two shapes of C (OUT/pytorch/), the
+# debugging sessions of tutorials/debugging_on_a_gpu.md (OUT/debugging/: cuda-gdb in batch mode on
+# the debug build, ncu on one of our kernels, the tutorials run under ncu), and last ts_bench and
+# PyTorch on the workloads the walk-throughs time (OUT/bench/; torch.compile makes it the slowest
+# part). OUT/commands.txt lists every command with its exit status. Tutorial output is line
+# buffered (stdbuf -oL) so that the profiler's warnings on stderr land where they happen.
+#
+# The walk-throughs cite these files, and tests/test_walkthroughs.cpp fails when a quoted number or
+# excerpt line is not in the file its page names: after a refresh, run `make test` and update the
+# pages where it fails. Nothing else writes into OUT (make gpu-check writes elsewhere).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+device=""
+build=build/dev
+debug_build=build/debug
+out=""
+bench=1
+readings_only=0
+while (($#)); do
+  case $1 in
+    --device) device=$2; shift 2 ;;
+    --build) build=$2; shift 2 ;;
+    --debug-build) debug_build=$2; shift 2 ;;
+    --out) out=$2; shift 2 ;;
+    --skip-bench) bench=0; shift ;;
+    --readings-only) readings_only=1; shift ;;
+    *) echo "refresh_walkthroughs.sh: unknown argument '$1' (see the header of $0)" >&2; exit 2 ;;
+  esac
+done
+case $device in
+  cpu) out=${out:-docs/cpu-runs/walkthroughs} ;;
+  cuda) out=${out:-docs/h200-runs/walkthroughs} ;;
+  *) echo "refresh_walkthroughs.sh: --device cpu or --device cuda" >&2; exit 2 ;;
+esac
+bin=$build/tutorials
+for t in 00_tensors_and_views 01_matmul_add 02_linear 03_mlp; do
+  [[ -x $bin/$t ]] || { echo "refresh_walkthroughs.sh: $bin/$t not built (cmake --build $build --target $t)" >&2; exit 2; }
+done
+mkdir -p "$out"
+: >"$out/commands.txt"
+failures=0
+
+# run FILE CMD...: "$ CMD", its output and "exit status: N" into FILE; the command and status into commands.txt.
+run() {
+  local file=$1
+  shift
+  local shown="$*"
+  shown=${shown#stdbuf -oL }
+  mkdir -p "$(dirname "$file")"
+  {
+    echo "\$ $shown"
+    "$@" 2>&1
+    echo "exit status: $?"
+  } >"$file"
+  local status
+  status=$(tail -n1 "$file" | sed 's/exit status: //')
+  printf '%-4s %s\n' "$status" "$shown" >>"$out/commands.txt"
+  printf '%-4s %s\n' "$status" "$shown"
+  [[ $status == 0 ]] || failures=$((failures + 1))
+}
+
+# tutorial T NAME ARGS...: one tutorial run, its tables and traces in OUT/T.
+tutorial() {
+  local t=$1 name=$2
+  shift 2
+  run "$out/$t/$name.out.txt" stdbuf -oL "$bin/$t" --device "$device" "$@" --out-dir "$out/$t"
+}
+
+if ((readings_only == 0)); then
+# ---- the machine ---------------------------------------------------------------------------------
+{
+  echo "cores: $(nproc)"
+  if [[ $device == cuda ]]; then
+    nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm,clocks.max.mem --format=csv
+    /usr/local/cuda/bin/nvcc --version | tail -n 2
+  fi
+} >"$out/machine.txt" 2>&1
+
+# ---- 00: views ---------------------------------------------------------------------------------
+tutorial 00_tensors_and_views views
+
+# ---- 01: matmul + add ----------------------------------------------------------------------------
+t=01_matmul_add
+tutorial $t 64_cold --size 64
+# --unprofiled: after the profile, the same step timed with the profiler off (the profiler's own cost).
+tutorial $t 64_warm --size 64 --warmup 5 --unprofiled 200
+tutorial $t 64_warm_matrix --size 64 --warmup 5 --bias matrix
+tutorial $t 64_wait0_warmup0 --size 64 --schedule-wait 0 --schedule-warmup 0
+tutorial $t 64_warm_fused --size 64 --warmup 5 --fused
+tutorial $t 4096_cold --size 4096
+if [[ $device == cuda ]]; then
+  # The same warm loop recorded without CUPTI (CPU activity only): each op's box without the GPU side's cost.
+  tutorial $t 64_warm_cpu_activity --size 64 --warmup 5 --activities cpu --unprofiled 200
+  tutorial $t 64_warm_batched --size 64 --warmup 5 --batched
+  tutorial $t 4096_warm --size 4096 --warmup 5
+  tutorial $t 4096_warm_matrix --size 4096 --warmup 5 --bias matrix
+  tutorial $t 4096_wait0_warmup0 --size 4096 --schedule-wait 0 --schedule-warmup 0
+  tutorial $t 4096_warm_fused --size 4096 --warmup 5 --fused
+  tutorial $t 4096_warm_fused_matrix --size 4096 --warmup 5 --fused --bias matrix
+  run "$out/${t}_active20/4096_warm.out.txt" "$bin/$t" --device cuda --size 4096 --warmup 5 --active 20 \
+    --out-dir "$out/${t}_active20"
+else
+  tutorial $t 64_fused_matrix --size 64 --fused --bias matrix
+fi
+
+# ---- 02: Linear ---------------------------------------------------------------------------------------
+t=02_linear
+tutorial $t warm --warmup 5
+tutorial $t warm_fused --warmup 5 --fused
+if [[ $device == cuda ]]; then
+  # A shape where cuBLASLt picks a split-K algorithm: two kernels for one GEMM, explained.
+  tutorial $t splitk --tokens 33 --in 129 --out 65 --warmup 5
+fi
+
+# ---- 03: the GeGLU MLP ---------------------------------------------------------------------------------
+t=03_mlp
+if [[ $device == cuda ]]; then
+  for path in eager fused merged; do tutorial $t "warm_$path" --path "$path" --warmup 5; done
+  # An odd shape: the same kernels, another footprint; and one where the GEMMs go split-K.
+  for path in fused merged; do
+    tutorial $t "odd_$path" --path "$path" --batch 3 --seq 41 --dim 768 --hidden 1000 --warmup 5
+  done
+  tutorial $t splitk_merged --path merged --batch 3 --seq 77 --dim 1000 --hidden 2730 --warmup 5
+else
+  tutorial $t warm_merged --path merged --warmup 1
+fi
+
+fi
+
+# ---- readings of every trace: step excerpts, kernel durations ------------------------------------------
+python3 - "$out" <<'PY'
+import json, os, statistics, sys
+
+def readings(path):
+    ev = [e for e in json.load(open(path))["traceEvents"] if e.get("ph") == "X"]
+    steps = sorted((e for e in ev if e["name"].startswith("ProfilerStep#")), key=lambda e: e["ts"])
+    inside = lambda a, b: a is not b and b["ts"] <= a["ts"] and a["ts"] + a["dur"] <= b["ts"] + b["dur"]
+    out = []
+    for s in steps:
+        out.append(f"== {s['name']} (times in us from the step's start on the CPU)")
+        cpu = [e for e in ev if e["pid"] != 0 and e["cat"] != "Trace" and s["ts"] <= e["ts"] <= s["ts"] + s["dur"]]
+        corr = {e["args"]["correlation"] for e in cpu if "correlation" in e["args"]}
+        ext = {e["args"]["External id"] for e in cpu if "External id" in e["args"]}
+        gpu = [e for e in ev if e["pid"] == 0 and (e["args"].get("correlation") in corr
+               or (e["cat"] == "gpu_user_annotation" and e["args"].get("External id") in ext))]
+        for lane, evs in (("CPU", cpu), ("GPU", gpu)):
+            for e in sorted(evs, key=lambda e: (e["ts"], -e["dur"], e["cat"] != "gpu_user_annotation")):
+                depth = sum(inside(e, p) for p in evs) if lane == "CPU" else int(e["cat"] != "gpu_user_annotation")
+                c = f'   [correlation {e["args"]["correlation"]}]' if "correlation" in e["args"] else ""
+                out.append(f'{lane} {e["ts"] - s["ts"]:9.3f} {e["dur"]:9.3f}  {"  " * depth}{e["name"][:60]}{c}')
+    if steps:
+        last = steps[-1]
+        t0, end = steps[0]["ts"], last["ts"] + last["dur"]
+        after = [e for e in ev if e["ts"] >= end or (e["pid"] == 0 and e["ts"] + e["dur"] > end)]
+        if after:
+            out.append(f"== after {last['name']} (times in us from {steps[0]['name']}'s start)")
+            for e in sorted(after, key=lambda e: (e["ts"], -e["dur"])):
+                lane = "GPU" if e["pid"] == 0 else "CPU"
+                c = f'   [correlation {e["args"]["correlation"]}]' if "correlation" in e.get("args", {}) else ""
+                out.append(f'{lane} {e["ts"] - t0:9.3f} {e["dur"]:9.3f}  {e["name"][:60]}{c}')
+    kernels = {}
+    for e in sorted(ev, key=lambda e: e["ts"]):
+        if e.get("cat") == "kernel":
+            kernels.setdefault(e["name"], []).append(e["dur"])
+    ktext = []
+    for name, d in kernels.items():
+        ktext.append(f"{name}\n  {len(d)} launches, durations in us in launch order:\n  "
+                     + " ".join(f"{x:.3f}" for x in d)
+                     + f"\n  min {min(d):.3f}  median {statistics.median(d):.3f}  mean {statistics.mean(d):.3f}"
+                       f"  max {max(d):.3f}")
+    return out, ktext
+
+for root, _, files in os.walk(sys.argv[1]):
+    for f in sorted(files):
+        if not f.endswith(".json") or root.endswith("pytorch"):
+            continue
+        path = os.path.join(root, f)
+        steps, kernels = readings(path)
+        base = path[:-len(".json")]
+        if steps:
+            open(base + ".steps.txt", "w").write(f"steps of {path}\n" + "\n".join(steps) + "\n")
+        if kernels:
+            open(base + ".kernels.txt", "w").write(f"kernels of {path}\n" + "\n".join(kernels) + "\n")
+PY
+if [[ -x $build/ts_trace_check ]]; then
+  find "$out" -name '*.json' -not -path '*/pytorch/*' -not -path '*/debugging/*' | sort | while read -r json; do
+    "$build/ts_trace_check" "$json" >"${json%.json}.check.txt" 2>&1
+  done
+fi
+((readings_only)) && exit 0
+
+if [[ $device != cuda ]]; then
+  echo "refresh_walkthroughs.sh: $failures run(s) exited non-zero; outputs in $out"
+  exit $((failures > 0))
+fi
+
+# ---- PyTorch's addmm on the same two shapes of C (cuda only) --------------------------------------
+mkdir -p "$out/pytorch"
+run "$out/pytorch/addmm_bias_row_and_matrix.out.txt" python3 - "$out/pytorch" <<'PY'
+# torch.addmm(b, x, w) at N = 4096, bf16, warm, profiled like tutorial 01 (wait=1, warmup=1, active=3):
+# b a bias row [N] (cuBLASLt's bias epilogue) and b a full [N, N] matrix (the series' case).
+import sys
+import torch
+from torch.profiler import ProfilerActivity, profile, schedule
+torch.backends.cuda.matmul.allow_tf32 = False
+out = sys.argv[1]
+print(f"PyTorch {torch.__version__} on {torch.cuda.get_device_name(0)}")
+N = 4096
+torch.manual_seed(0)
+x = torch.randn(N, N, device="cuda", dtype=torch.bfloat16)
+w = torch.randn(N, N, device="cuda", dtype=torch.bfloat16)
+for name, b in (("row", torch.randn(N, device="cuda", dtype=torch.bfloat16)),
+                ("matrix", torch.randn(N, N, device="cuda", dtype=torch.bfloat16))):
+    for _ in range(5):
+        torch.addmm(b, x, w)
+    torch.cuda.synchronize()
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA], record_shapes=True,
+                 schedule=schedule(wait=1, warmup=1, active=3)) as p:
+        for _ in range(5):
+            with torch.profiler.record_function("matmul_add"):
+                torch.addmm(b, x, w)
+            p.step()
+    print(f"\n===== torch.addmm(b, x, w), x and w [{N}, {N}], b {list(b.shape)}, bf16, warm")
+    print(p.key_averages().table(sort_by="cuda_time_total", row_limit=20))
+    p.export_chrome_trace(f"{out}/torch_addmm_{N}_{name}.json")
+PY
+
+# ---- debugging: cuda-gdb on the debug build, ncu on the dev build (cuda only) ------------------------
+mkdir -p "$out/debugging"
+if command -v cuda-gdb >/dev/null && [[ -x $debug_build/tutorials/01_matmul_add ]]; then
+  cat >"$out/debugging/cuda_gdb_commands.txt" <<'GDB'
+set pagination off
+set confirm off
+set breakpoint pending on
+set cuda break_on_launch none
+break elementwise_cuda_rows.cu:26
+run
+info cuda kernels
+print n
+print a_period
+print b_period
+print p
+print e
+cuda block thread
+cuda thread (37,0,0)
+print p
+print e
+next
+next
+print va
+info locals
+bt
+delete
+continue
+GDB
+  run "$out/debugging/cuda_gdb_session.out.txt" timeout 180 cuda-gdb -batch -x "$out/debugging/cuda_gdb_commands.txt" \
+    --args "$debug_build/tutorials/01_matmul_add" --device cuda --size 64 --out-dir "$out/debugging/traces"
+else
+  echo "cuda-gdb or $debug_build/tutorials/01_matmul_add missing: no cuda-gdb session" | tee "$out/debugging/cuda_gdb_session.out.txt"
+fi
+if command -v ncu >/dev/null; then
+  rep=$(mktemp -d)/geglu
+  # One profiled launch of our fused GeGLU kernel, every section; the tutorial runs on under ncu.
+  run "$out/debugging/ncu_03_mlp_fused.out.txt" timeout 180 ncu --clock-control none --set full --import-source yes -k regex:geglu -c 1 \
+    -o "$rep" "$bin/03_mlp" --device cuda --path fused --out-dir "$out/debugging/traces"
+  run "$out/debugging/ncu_geglu_details.out.txt" ncu --import "$rep.ncu-rep" --page details
+  run "$out/debugging/ncu_geglu_source.out.txt" bash -c "ncu --import $rep.ncu-rep --page source --csv --print-source cuda \
+    >$rep.source.csv; status=\$?; head -n 150 $rep.source.csv; exit \$status"
+  # Tutorial 01 under ncu, profiling only our add kernel's speed of light.
+  run "$out/debugging/ncu_01_matmul_add.out.txt" timeout 120 ncu --clock-control none --section SpeedOfLight -k regex:elementwise_binary_rows -c 1 \
+    "$bin/01_matmul_add" --device cuda --size 4096 --out-dir "$out/debugging/traces"
+  rm -rf "$(dirname "$rep")"
+else
+  echo "ncu missing: no kernel profile" | tee "$out/debugging/ncu_03_mlp_fused.out.txt"
+fi
+# ---- ts_bench and PyTorch on the workloads the walk-throughs time (cuda only) ------------------------
+if ((bench)) && [[ -x $build/ts_bench ]]; then
+  mkdir -p "$out/bench"
+  rm -f "$out/bench/ts_bench.jsonl"
+  run "$out/bench/ts_bench.out.txt" bash -c "for f in raw_launch dispatch/cuda profiler/cuda linear/ mlp/ geglu/; do
+      $build/ts_bench --filter \$f --json $out/bench/part.jsonl || exit 1; cat $out/bench/part.jsonl >>$out/bench/ts_bench.jsonl; done;
+      rm -f $out/bench/part.jsonl"
+  run "$out/bench/torch_side_by_side.out.txt" timeout 240 python3 bench/torch_side_by_side.py \
+    --ts-json "$out/bench/ts_bench.jsonl"
+fi
+
+echo "refresh_walkthroughs.sh: $failures run(s) exited non-zero; outputs in $out"
+exit $((failures > 0))
