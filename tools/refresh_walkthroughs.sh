@@ -7,7 +7,8 @@
 #
 # Options: --build DIR (build/dev: the tutorials and ts_bench), --debug-build DIR (build/debug:
 # the cuda-gdb session; skipped when absent), --out DIR (the folder above), --skip-bench,
-# --readings-only (no runs: only the readings below, again, from the traces already in OUT).
+# --readings-only (no runs: only the readings below, again, from the traces already in OUT),
+# --hopper-only (cuda: only the Hopper section, OUT/hopper/, then the readings).
 #
 # For every run, OUT/<tutorial>/<name>.out.txt holds "$ command", everything it printed and its
 # exit status; the tables and traces it wrote sit beside it, named by their configuration. Each
@@ -33,6 +34,7 @@ debug_build=build/debug
 out=""
 bench=1
 readings_only=0
+hopper_only=0
 while (($#)); do
   case $1 in
     --device) device=$2; shift 2 ;;
@@ -41,6 +43,7 @@ while (($#)); do
     --out) out=$2; shift 2 ;;
     --skip-bench) bench=0; shift ;;
     --readings-only) readings_only=1; shift ;;
+    --hopper-only) hopper_only=1; shift ;;
     *) echo "refresh_walkthroughs.sh: unknown argument '$1' (see the header of $0)" >&2; exit 2 ;;
   esac
 done
@@ -83,7 +86,7 @@ tutorial() {
   run "$out/$t/$name.out.txt" stdbuf -oL "$bin/$t" --device "$device" "$@" --out-dir "$out/$t"
 }
 
-if ((readings_only == 0)); then
+if ((readings_only == 0 && hopper_only == 0)); then
 # ---- the machine ---------------------------------------------------------------------------------
 {
   echo "cores: $(nproc)"
@@ -142,6 +145,19 @@ else
   tutorial $t warm_merged --path merged --warmup 1
 fi
 
+fi
+
+# ---- 03 on Hopper (cuda): the epilogue path's two kernels beside the merged path's three, and the
+# ladders of the GEMM rungs under them (the wgmma kernels run on compute capability 9.0 only) ----------
+if ((readings_only == 0)) && [[ $device == cuda ]]; then
+  h=$out/hopper
+  for path in merged epilogue; do
+    run "$h/03_mlp_warm_$path.out.txt" stdbuf -oL "$bin/03_mlp" --device cuda --path "$path" --warmup 5 --out-dir "$h"
+  done
+  run "$h/ladder_mm_8192.out.txt" "$build/ts_ladder" --op mm --shape 8192,8192,8192
+  run "$h/ladder_mm_4096.out.txt" "$build/ts_ladder" --op mm --shape 4096,4096,4096
+  run "$h/ladder_mm_8192x6144x768.out.txt" "$build/ts_ladder" --op mm --shape 8192,6144,768
+  run "$h/ladder_linear_geglu.out.txt" "$build/ts_ladder" --op linear_geglu
 fi
 
 # ---- readings of every trace: step excerpts, kernel durations ------------------------------------------
@@ -204,7 +220,10 @@ if [[ -x $build/ts_trace_check ]]; then
     "$build/ts_trace_check" "$json" >"${json%.json}.check.txt" 2>&1
   done
 fi
-((readings_only)) && exit 0
+if ((readings_only || hopper_only)); then
+  echo "refresh_walkthroughs.sh: $failures run(s) exited non-zero; outputs in $out"
+  exit $((failures > 0))
+fi
 
 if [[ $device != cuda ]]; then
   echo "refresh_walkthroughs.sh: $failures run(s) exited non-zero; outputs in $out"
