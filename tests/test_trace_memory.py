@@ -13,6 +13,8 @@ only), what the memory chart must say, and compares it with the SVG's data-* att
           device's peak) the peak must also equal a number the tutorial derived from shapes.
   errors  a trace without memory events, a step the trace lacks: exit 1 with one line on
           stderr, never a crash
+  picture a committed picture is what the tool draws today from its committed trace (with
+          --memory or not, --step as given)
 """
 import argparse
 import collections
@@ -53,7 +55,7 @@ def expected_charts(trace, step, from_us, to_us):
     xs = [e for e in events if e.get("ph") == "X" and e.get("cat") != "Trace"]
     mems = [e for e in events if e.get("ph") == "i" and e.get("name") == "[memory]"]
     if step is not None:
-        s = next(e for e in xs if e["name"] == f"ProfilerStep#{step}")
+        s = next(e for e in xs if e["name"] == f"ProfilerStep#{step}" and e.get("cat") == "user_annotation")
         origin = lo = ns(s["ts"])
         hi = lo + ns(s["dur"])
     else:
@@ -176,9 +178,20 @@ def case_errors(a):
         check(len(lines) == 1 and text in r.stderr, f"{cmd}: stderr {r.stderr!r}, expected one line with {text!r}")
 
 
+def case_picture(a):
+    cmd = [a.tool] + (["--memory"] if a.memory else []) + [a.trace]
+    if a.step is not None:
+        cmd += ["--step", str(a.step)]
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    check(r.returncode == 0, f"{cmd}: exit {r.returncode}: {r.stderr.strip()}")
+    with open(a.svg, encoding="utf-8") as f:
+        committed = f.read()
+    check(r.stdout == committed, f"{a.svg} differs from what {' '.join(cmd)} draws today")
+
+
 def main():
     p = argparse.ArgumentParser()
-    p.add_argument("case", choices=["chart", "errors"])
+    p.add_argument("case", choices=["chart", "errors", "picture"])
     p.add_argument("--tool", required=True)
     p.add_argument("--trace", required=True)
     p.add_argument("--no-memory-trace")
@@ -186,8 +199,10 @@ def main():
     p.add_argument("--from-us", type=float)
     p.add_argument("--to-us", type=float)
     p.add_argument("--expect-peak", action="append", help="DEVICE=BYTES")
+    p.add_argument("--svg", help="picture: the committed SVG")
+    p.add_argument("--memory", action="store_true", help="picture: drawn with --memory")
     a = p.parse_args()
-    {"chart": case_chart, "errors": case_errors}[a.case](a)
+    {"chart": case_chart, "errors": case_errors, "picture": case_picture}[a.case](a)
     if failures:
         print(f"{len(failures)} failure(s)")
         return 1

@@ -70,8 +70,8 @@ def main():
             out = fn()
             torch.cuda.synchronize()
             peak = torch.cuda.max_memory_allocated() - base
-            print(f"{name:<15} peak {mib(peak)} = the output [T, D] ({mib(T * D * 2)}) "
-                  f"+ {(peak - T * D * 2) / one:.2f} x [T, H] ({mib(one)})")
+            print(f"{name:<15} peak {mib(peak)} = {peak / one:.2f} x [T, H] ({mib(one)}); the output [T, D] is "
+                  f"{mib(T * D * 2)}")
             del out
 
         print("\n== 3. loss.item() every step")
