@@ -282,7 +282,7 @@ bool load_memory_events(const Trace& trace, std::vector<MemEvent>* out, std::str
   return true;
 }
 
-// A y-axis step of 1, 2 or 5 x 2^10k-friendly bytes: 1, 2 or 5 x 10^k of the unit the peak reads in.
+// A y-axis step: 1, 2 or 5 times a power of ten, in the unit (B, KB, MB, GB) the top value reads in.
 double byte_tick(double top) {
   const double unit = top >= (1 << 30) ? double(1 << 30) : top >= (1 << 20) ? double(1 << 20) : top >= 1024 ? 1024.0 : 1.0;
   const double raw = top / unit / 5.0;

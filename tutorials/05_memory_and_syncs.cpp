@@ -9,9 +9,10 @@
 //   syncs   a loop of forwards and a loss, without and with a read of the loss on the host every
 //           step (item(), then ts::to(loss, cpu)): the read waits for the GPU, the CPU stops
 //           running ahead, and the GPU idles while the CPU launches the next step.
-//   timing  one gelu kernel timed seven ways: its duration in the trace (L2 warm and flushed),
-//           CUDA events around one call (GPU idle, L2 flushed, L2 warm), around many calls, the
-//           host clock without and with a sync; and the profiler's own cost per call.
+//   timing  one gelu kernel timed eleven ways: its duration in the trace (L2 warm and flushed),
+//           CUDA events around one call (GPU idle, L2 flushed, L2 warm), around many calls,
+//           bench_timing.h's median, the host clock without and with a sync; and the profiler's
+//           own cost per op.
 // Each lesson prints what to expect, profiles, checks what it relies on (the memory events against
 // the arithmetic of the shapes, the sync records, every result against float64) and returns
 // non-zero when a check fails.
