@@ -144,7 +144,9 @@ int main(int argc, char** argv) {
         if (!e.contains("args") || !e["args"].contains("External id"))
           report.error("cpu_op event {} ({}) has no External id", i, name);
       }
-      if (name.starts_with("ProfilerStep#")) {
+      // The step itself is the CPU's user_annotation; a GPU lane can hold a gpu_user_annotation of
+      // the same name (the span of the kernels launched directly under the step).
+      if (cat == "user_annotation" && name.starts_with("ProfilerStep#")) {
         ++step_events;
         try {
           if (!steps.insert(std::stoll(name.substr(13))).second) report.error("{} appears twice", name);

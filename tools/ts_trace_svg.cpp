@@ -23,6 +23,22 @@
 // estimate of its width (no font metrics); kernels are labelled without "void " and their
 // argument list. The same input gives the same bytes. Exits 1 with one line on stderr on a trace
 // that cannot be read, a step it does not have, or an empty view.
+//
+//   ts_trace_svg --memory TRACE.json[.gz] [--step N] [--from-us A] [--to-us B] [-o OUT.svg]
+//
+// draws the trace's "[memory]" events instead (profile_memory): one chart per device, bytes live
+// over time, stacked by the op that allocated each block. An event belongs to the innermost op or
+// annotation enclosing it on its thread (the scope the table charges it to). A free is matched
+// to its allocation by address; a block allocated before the view and freed in it sits in the
+// bottom band ("allocated before the view"), which starts at the sum of those blocks. Blocks that
+// live through the whole view (weights, inputs) are not drawn: the chart starts at 0 plus that
+// band, and at every event it rises or falls by the event's Bytes. Above the chart, the scopes the
+// events happened in; below it, one tick per event (up: allocation, down: free); a dashed line at
+// the peak. Each chart is a <g class="mem-chart"> whose data-* attributes give its device, its
+// event counts and byte sums, the starting band, the peak and the bytes live at the end; each
+// band a <path class="mem-band" data-op=...>, each event a <line class="mem-ev" data-op=...
+// data-bytes=... data-ts=...>, so that a test can recompute them from the trace. Exits 1 with one
+// line when the view holds no memory events.
 #include <fmt/core.h>
 #include <fmt/format.h>
 
@@ -32,6 +48,8 @@
 #include <cstdio>
 #include <map>
 #include <optional>
+#include <set>
+#include <stdexcept>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -153,11 +171,12 @@ std::string tick_label(double value, double step) {
 
 struct Options {
   std::string path, out;
+  bool memory = false;  // draw the [memory] events: bytes live over time, by op
   std::optional<int64_t> step;
   std::optional<double> from_us, to_us;
 };
 
-constexpr const char* kUsage = "ts_trace_svg TRACE.json[.gz] [--step N] [--from-us A] [--to-us B] [-o OUT.svg]";
+constexpr const char* kUsage = "ts_trace_svg [--memory] TRACE.json[.gz] [--step N] [--from-us A] [--to-us B] [-o OUT.svg]";
 
 int bad_usage(const std::string& message) {  // one line, exit 2
   fmt::print(stderr, "ts_trace_svg: {} (usage: {})\n", message, kUsage);
@@ -177,6 +196,397 @@ int fail(const std::string& message) {
   return 1;
 }
 
+// The SVG to -o's file, or to stdout.
+int write_output(const Options& opt, const std::string& out) {
+  if (opt.out.empty()) {
+    fmt::print("{}", out);
+    return 0;
+  }
+  std::FILE* f = std::fopen(opt.out.c_str(), "wb");
+  if (f == nullptr) return fail(fmt::format("cannot write {}", opt.out));
+  const bool ok = std::fwrite(out.data(), 1, out.size(), f) == out.size();
+  if (std::fclose(f) != 0 || !ok) return fail(fmt::format("cannot write {}", opt.out));
+  return 0;
+}
+
+// ---- --memory: bytes live over time, by the op that allocated them ----------------------------------
+
+// One "[memory]" instant event.
+struct MemEvent {
+  size_t order = 0;  // position among the memory events of the file
+  std::string pid, tid;
+  int64_t ts_ns = 0;
+  int64_t bytes = 0;  // > 0 allocation, < 0 free
+  uint64_t addr = 0;
+  std::string device;  // "cpu", "cuda:0"
+  std::string op;      // the innermost op or annotation enclosing it on its thread
+  int scope = -1;      // that slice's index in Trace::slices; -1: none
+};
+
+// PyTorch's memory units (profiler_util.py's _format_memory): 512 B, 1.50 KB, -48.00 MB, 2.00 GB.
+std::string format_memory(int64_t bytes) {
+  constexpr int64_t KB = 1024, MB = 1024 * KB, GB = 1024 * MB;
+  const int64_t magnitude = bytes < 0 ? -bytes : bytes;
+  const double b = static_cast<double>(bytes);
+  if (magnitude >= GB) return fmt::format("{:.2f} GB", b / GB);
+  if (magnitude >= MB) return fmt::format("{:.2f} MB", b / MB);
+  if (magnitude >= KB) return fmt::format("{:.2f} KB", b / KB);
+  return fmt::format("{} B", bytes);
+}
+
+// The memory events of the trace, each with the scope it happened in. False, with `why`, when the
+// file cannot be parsed again (load_trace read it once already) or an event lacks its fields.
+bool load_memory_events(const Trace& trace, std::vector<MemEvent>* out, std::string* why) {
+  std::string text;
+  ts::trace::Json json;
+  try {
+    if (!ts::trace::read_file(trace.path, &text)) throw std::runtime_error("cannot read it again");
+    json = ts::trace::Json::parse(text);
+    const ts::trace::Json& events = json["traceEvents"];
+    for (size_t i = 0; i < events.size(); ++i) {
+      const ts::trace::Json& e = events[i];
+      if (!e.is_object() || e.value("ph", "") != "i" || e.value("name", "") != "[memory]") continue;
+      const ts::trace::Json& args = e.at("args");
+      MemEvent m;
+      m.order = out->size();
+      m.pid = e.at("pid").dump();
+      m.tid = e.at("tid").dump();
+      m.ts_ns = ts::trace::to_ns(e.at("ts"));
+      m.bytes = args.at("Bytes").get<int64_t>();
+      m.addr = args.at("Addr").get<uint64_t>();
+      const int64_t type = args.at("Device Type").get<int64_t>(), id = args.at("Device Id").get<int64_t>();
+      m.device = type == 0 ? std::string("cpu") : fmt::format("cuda:{}", id);
+      out->push_back(std::move(m));
+    }
+  } catch (const std::exception& e) {
+    *why = fmt::format("{}: a [memory] event without its fields (ts, args Bytes, Addr, Device Type, Device Id): {}",
+                       trace.path, e.what());
+    return false;
+  }
+  // The innermost op or annotation around each event on its thread: the slices are in (start, -end)
+  // order, so the last one that encloses it is the innermost.
+  std::map<std::pair<std::string, std::string>, std::vector<size_t>> scopes;  // by (pid, tid)
+  for (size_t i = 0; i < trace.slices.size(); ++i) {
+    const Slice& s = trace.slices[i];
+    if (s.cat == "cpu_op" || s.cat == "user_annotation") scopes[{s.pid, s.tid}].push_back(i);
+  }
+  for (MemEvent& m : *out) {
+    for (size_t i : scopes[{m.pid, m.tid}]) {
+      const Slice& s = trace.slices[i];
+      if (s.start_ns > m.ts_ns) break;
+      if (m.ts_ns <= s.end_ns) m.scope = static_cast<int>(i);
+    }
+    m.op = m.scope < 0 ? std::string("(no scope)") : trace.slices[static_cast<size_t>(m.scope)].name;
+  }
+  std::stable_sort(out->begin(), out->end(), [](const MemEvent& a, const MemEvent& b) { return a.ts_ns < b.ts_ns; });
+  return true;
+}
+
+// A y-axis step: 1, 2 or 5 times a power of ten, in the unit (B, KB, MB, GB) the top value reads in.
+double byte_tick(double top) {
+  const double unit = top >= (1 << 30) ? double(1 << 30) : top >= (1 << 20) ? double(1 << 20) : top >= 1024 ? 1024.0 : 1.0;
+  const double raw = top / unit / 5.0;
+  const double magnitude = std::pow(10.0, std::floor(std::log10(std::max(raw, 1e-9))));
+  for (double m : {1.0, 2.0, 5.0, 10.0})
+    if (m * magnitude >= raw) return std::max(1.0, m * magnitude * unit);
+  return 10.0 * magnitude * unit;
+}
+
+constexpr const char* kBandFills[] = {"#94bce9", "#8fd19e", "#f5b47f", "#cdb8ea", "#f1d36b",
+                                      "#7fd3d6", "#ea8f8f", "#c9c9a3", "#b7d7f0", "#e3b5d8"};
+constexpr const char* kBeforeBand = "allocated before the view";
+
+int draw_memory(const Options& opt, const Trace& trace) {
+  std::vector<MemEvent> all;
+  std::string why;
+  if (!load_memory_events(trace, &all, &why)) return fail(why);
+
+  // The view: a step's span (time 0 at its start) or the whole trace (time 0 at its first event),
+  // narrowed by --from-us/--to-us.
+  int64_t origin = 0, view_from = 0, view_to = 0;
+  std::string scope = "whole trace";
+  if (opt.step) {
+    const std::string wanted = fmt::format("ProfilerStep#{}", *opt.step);
+    const Slice* step = nullptr;
+    for (const Slice& e : trace.slices)
+      if (ts::trace::is_step(e) && e.name == wanted && step == nullptr) step = &e;
+    if (step == nullptr) return fail(fmt::format("{} has no {}", opt.path, wanted));
+    origin = view_from = step->start_ns;
+    view_to = step->end_ns;
+    scope = wanted;
+  } else {
+    bool first = true;
+    for (const Slice& e : trace.slices) {
+      if (e.cat == "Trace") continue;
+      origin = first ? e.start_ns : std::min(origin, e.start_ns);
+      view_to = first ? e.end_ns : std::max(view_to, e.end_ns);
+      first = false;
+    }
+    for (const MemEvent& m : all) {
+      origin = first ? m.ts_ns : std::min(origin, m.ts_ns);
+      view_to = first ? m.ts_ns : std::max(view_to, m.ts_ns);
+      first = false;
+    }
+    view_from = origin;
+  }
+  if (opt.from_us) view_from = origin + std::llround(*opt.from_us * 1000.0);
+  if (opt.to_us) view_to = origin + std::llround(*opt.to_us * 1000.0);
+  if (view_to <= view_from)
+    return fail(fmt::format("empty view: from {} us to {} us", us(view_from - origin), us(view_to - origin)));
+
+  std::map<std::string, std::vector<const MemEvent*>> by_device;
+  for (const MemEvent& m : all)
+    if (m.ts_ns >= view_from && m.ts_ns <= view_to) by_device[m.device].push_back(&m);
+  if (by_device.empty())
+    return fail(fmt::format("{}: no [memory] events in {} (was the trace recorded with profile_memory?)", opt.path,
+                            scope));
+
+  // ---- one chart per device: the bands, the peak, the scopes ----
+  struct Band {
+    std::string op;
+    int allocations = 0;
+    int64_t allocated = 0;
+    std::vector<int64_t> live;  // after each event of the chart; [0] before the first
+  };
+  struct Chart {
+    std::string device;
+    std::vector<const MemEvent*> events;
+    std::vector<Band> bands;  // bands[0]: blocks allocated before the view
+    int allocations = 0, frees = 0;
+    int64_t allocated = 0, freed = 0, before = 0, peak = 0, end = 0;
+    size_t peak_at = 0;  // 0: the start; k: after event k-1
+    std::vector<int> scopes;  // the slices the events happened in, in (start, -end) order
+  };
+  std::vector<Chart> charts;
+  for (auto& [device, events] : by_device) {
+    Chart c;
+    c.device = device;
+    c.events = events;
+    std::map<uint64_t, size_t> band_of_block;  // live blocks allocated in the view: address -> band
+    std::map<std::string, size_t> band_of_op;
+    c.bands.push_back({kBeforeBand, 0, 0, {}});
+    // First pass: which frees release blocks from before the view, and the bands' order.
+    {
+      std::map<uint64_t, bool> seen;
+      for (const MemEvent* m : events) {
+        if (m->bytes > 0) {
+          seen[m->addr] = true;
+          if (!band_of_op.contains(m->op)) {
+            band_of_op[m->op] = c.bands.size();
+            c.bands.push_back({m->op, 0, 0, {}});
+          }
+        } else if (!seen[m->addr]) {
+          c.before -= m->bytes;
+        } else {
+          seen[m->addr] = false;
+        }
+      }
+    }
+    std::vector<int64_t> live(c.bands.size(), 0);
+    live[0] = c.before;
+    const auto snapshot = [&] {
+      for (size_t b = 0; b < c.bands.size(); ++b) c.bands[b].live.push_back(live[b]);
+    };
+    snapshot();
+    int64_t total = c.before;
+    c.peak = total;
+    std::set<int> scope_set;
+    for (size_t k = 0; k < events.size(); ++k) {
+      const MemEvent* m = events[k];
+      if (m->scope >= 0) scope_set.insert(m->scope);
+      if (m->bytes > 0) {
+        const size_t b = band_of_op[m->op];
+        band_of_block[m->addr] = b;
+        live[b] += m->bytes;
+        c.bands[b].allocations += 1;
+        c.bands[b].allocated += m->bytes;
+        c.allocations += 1;
+        c.allocated += m->bytes;
+      } else {
+        const auto it = band_of_block.find(m->addr);
+        const size_t b = it == band_of_block.end() ? 0 : it->second;
+        if (it != band_of_block.end()) band_of_block.erase(it);
+        live[b] += m->bytes;
+        c.frees += 1;
+        c.freed -= m->bytes;
+      }
+      total += m->bytes;
+      if (total > c.peak) {
+        c.peak = total;
+        c.peak_at = k + 1;
+      }
+      snapshot();
+    }
+    c.end = total;
+    c.scopes.assign(scope_set.begin(), scope_set.end());
+    if (c.before == 0) {  // no band for blocks from before the view
+      c.bands.erase(c.bands.begin());
+    }
+    charts.push_back(std::move(c));
+  }
+
+  // ---- geometry ----
+  constexpr double kChartHeight = 220, kTickRow = 14;
+  const double span = static_cast<double>(view_to - view_from);
+  const auto x_of = [&](int64_t t) {
+    return kPlotLeft + static_cast<double>(std::clamp(t, view_from, view_to) - view_from) * (kPlotRight - kPlotLeft) / span;
+  };
+  std::string out;
+  const auto emit = [&](const std::string& text) { out += text; };
+  std::string body;
+  double y = kLanesTop;
+  for (const Chart& c : charts) {
+    // Scope rows: nesting among the scopes drawn (a scope inside another one goes a row lower).
+    std::vector<int> row(c.scopes.size(), 0);
+    int rows = 0;
+    for (size_t i = 0; i < c.scopes.size(); ++i) {
+      const Slice& s = trace.slices[static_cast<size_t>(c.scopes[i])];
+      for (size_t j = 0; j < i; ++j) {
+        const Slice& o = trace.slices[static_cast<size_t>(c.scopes[j])];
+        if (o.start_ns <= s.start_ns && s.end_ns <= o.end_ns) row[i] = std::max(row[i], row[j] + 1);
+      }
+      rows = std::max(rows, row[i] + 1);
+    }
+    const double scopes_top = y + 22, chart_top = scopes_top + rows * kRow + 10;
+    const double chart_bottom = chart_top + kChartHeight;
+    const double top_bytes = std::max<double>(1.0, static_cast<double>(c.peak) * 1.08);
+    const auto y_of = [&](double bytes) { return chart_bottom - bytes / top_bytes * kChartHeight; };
+
+    body += fmt::format("<g class=\"mem-chart\" data-device=\"{}\" data-events=\"{}\" data-allocations=\"{}\" "
+                        "data-allocated-bytes=\"{}\" data-frees=\"{}\" data-freed-bytes=\"{}\" data-before-bytes=\"{}\" "
+                        "data-peak-bytes=\"{}\" data-peak-ts=\"{}\" data-end-bytes=\"{}\">\n",
+                        c.device, c.events.size(), c.allocations, c.allocated, c.frees, c.freed, c.before, c.peak,
+                        us((c.peak_at == 0 ? view_from : c.events[c.peak_at - 1]->ts_ns) - origin), c.end);
+    body += fmt::format("<text x=\"10\" y=\"{}\" font-size=\"12\" font-weight=\"bold\">{}: {} allocations ({}), {} "
+                        "frees ({}); peak {}</text>\n",
+                        num(y + 12), escape(c.device), c.allocations, escape(format_memory(c.allocated)), c.frees,
+                        escape(format_memory(c.freed)), escape(format_memory(c.peak)));
+    // The scopes.
+    body += fmt::format("<text x=\"10\" y=\"{}\" font-size=\"{}\">scopes</text>\n", num(scopes_top + 12), kLabelFontSize);
+    for (size_t i = 0; i < c.scopes.size(); ++i) {
+      const Slice& s = trace.slices[static_cast<size_t>(c.scopes[i])];
+      const double x1 = x_of(s.start_ns), x2 = x_of(s.end_ns), w = std::max(x2 - x1, 1.0);
+      const double top = scopes_top + row[i] * kRow + (kRow - kBox) / 2;
+      body += fmt::format("<g class=\"scope\" data-name=\"{}\"><title>{}: {} µs at {} µs</title><rect x=\"{}\" y=\"{}\" "
+                          "width=\"{}\" height=\"{}\" fill=\"{}\" stroke=\"#555555\" stroke-width=\"0.5\"/>",
+                          escape(s.name), escape(s.name), us(s.duration_ns()), us(s.start_ns - origin), num(x1),
+                          num(top), num(w), num(kBox), style_of(s).fill);
+      const std::string text = fit(s.name, w - 4, kCharWidth);
+      if (!text.empty()) body += fmt::format("<text x=\"{}\" y=\"{}\">{}</text>", num(x1 + 2), num(top + kBox - 4), escape(text));
+      body += "</g>\n";
+    }
+    // The frame, the y axis, the time grid.
+    body += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"#fbfbfb\" stroke=\"#bbbbbb\"/>\n",
+                        num(kPlotLeft), num(chart_top), num(kPlotRight - kPlotLeft), num(kChartHeight));
+    const double ytick = byte_tick(top_bytes);
+    for (double b = 0; b <= top_bytes; b += ytick) {
+      body += fmt::format("<line x1=\"{0}\" y1=\"{1}\" x2=\"{2}\" y2=\"{1}\" stroke=\"#e6e6e6\"/><text x=\"{3}\" "
+                          "y=\"{4}\" text-anchor=\"end\" font-size=\"10\" fill=\"#444444\">{5}</text>\n",
+                          num(kPlotLeft), num(y_of(b)), num(kPlotRight), num(kPlotLeft - 6), num(y_of(b) + 3),
+                          escape(format_memory(static_cast<int64_t>(b))));
+    }
+    body += fmt::format("<text x=\"10\" y=\"{}\" font-size=\"{}\">bytes live</text>\n", num(chart_top + 12),
+                        kLabelFontSize);
+    const double step_us = tick_step(span / 1000.0);
+    const double first_tick = std::ceil(static_cast<double>(view_from - origin) / 1000.0 / step_us - 1e-9) * step_us;
+    for (int k = 0;; ++k) {
+      const double t_us = first_tick + k * step_us;
+      const auto t_ns = origin + static_cast<int64_t>(std::llround(t_us * 1000.0));
+      if (t_ns > view_to) break;
+      body += fmt::format("<line x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\" stroke=\"#e6e6e6\"/><text x=\"{0}\" "
+                          "y=\"{3}\" text-anchor=\"middle\" font-size=\"10\" fill=\"#444444\">{4}</text>\n",
+                          num(x_of(t_ns)), num(chart_top), num(chart_bottom + kTickRow), num(chart_bottom + kTickRow + 12),
+                          tick_label(t_us, step_us));
+    }
+    body += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"end\" font-size=\"10\" fill=\"#444444\">µs</text>\n",
+                        num(kPlotLeft - 6), num(chart_bottom + kTickRow + 12));
+    // The bands, stacked: each a step function over the events' times, its top edge left to
+    // right, then the band below's top edge back.
+    std::vector<double> times{static_cast<double>(view_from)};
+    for (const MemEvent* m : c.events) times.push_back(static_cast<double>(m->ts_ns));
+    std::vector<int64_t> below(times.size(), 0);
+    for (size_t b = 0; b < c.bands.size(); ++b) {
+      const Band& band = c.bands[b];
+      const bool is_before = band.op == kBeforeBand;
+      std::string top_edge, bottom_edge;
+      std::vector<int64_t> above(times.size());
+      for (size_t k = 0; k < times.size(); ++k) above[k] = below[k] + band.live[k];
+      for (size_t k = 0; k < times.size(); ++k) {
+        const double x1 = x_of(static_cast<int64_t>(times[k]));
+        const double x2 = k + 1 < times.size() ? x_of(static_cast<int64_t>(times[k + 1])) : x_of(view_to);
+        top_edge += fmt::format("{}{},{} L{},{} ", k == 0 ? "M" : "L", num(x1), num(y_of(static_cast<double>(above[k]))),
+                                num(x2), num(y_of(static_cast<double>(above[k]))));
+      }
+      for (size_t k = times.size(); k-- > 0;) {
+        const double x1 = x_of(static_cast<int64_t>(times[k]));
+        const double x2 = k + 1 < times.size() ? x_of(static_cast<int64_t>(times[k + 1])) : x_of(view_to);
+        bottom_edge += fmt::format("L{},{} L{},{} ", num(x2), num(y_of(static_cast<double>(below[k]))), num(x1),
+                                   num(y_of(static_cast<double>(below[k]))));
+      }
+      const char* fill = is_before ? "#d9d9d9" : kBandFills[(b - (c.bands[0].op == kBeforeBand ? 1 : 0)) % 10];
+      body += fmt::format("<path class=\"mem-band\" data-op=\"{}\" data-allocations=\"{}\" data-bytes=\"{}\" d=\"{}{}Z\" "
+                          "fill=\"{}\" stroke=\"#555555\" stroke-width=\"0.4\"><title>{}</title></path>\n",
+                          escape(band.op), band.allocations, band.allocated, top_edge, bottom_edge, fill,
+                          escape(band.op));
+      below = above;
+    }
+    // The peak.
+    const double peak_x = x_of(c.peak_at == 0 ? view_from : c.events[c.peak_at - 1]->ts_ns);
+    const std::string peak_op = c.peak_at == 0 ? std::string("at the start") : "in " + c.events[c.peak_at - 1]->op;
+    body += fmt::format("<g class=\"mem-peak\"><line x1=\"{0}\" y1=\"{1}\" x2=\"{2}\" y2=\"{1}\" stroke=\"#b00000\" "
+                        "stroke-dasharray=\"4,3\"/><circle cx=\"{3}\" cy=\"{1}\" r=\"3\" fill=\"#b00000\"/>"
+                        "<text x=\"{4}\" y=\"{5}\" fill=\"#b00000\" font-size=\"11\">peak {6} at {7} µs, {8}</text></g>\n",
+                        num(kPlotLeft), num(y_of(static_cast<double>(c.peak))), num(kPlotRight), num(peak_x),
+                        num(std::min(peak_x + 6, kPlotRight - 330)), num(y_of(static_cast<double>(c.peak)) - 5),
+                        escape(format_memory(c.peak)),
+                        us((c.peak_at == 0 ? view_from : c.events[c.peak_at - 1]->ts_ns) - origin), escape(peak_op));
+    // One tick per event under the chart.
+    for (const MemEvent* m : c.events) {
+      const double x = x_of(m->ts_ns);
+      const bool alloc = m->bytes > 0;
+      body += fmt::format("<line class=\"mem-ev\" data-op=\"{}\" data-bytes=\"{}\" data-ts=\"{}\" x1=\"{}\" y1=\"{}\" "
+                          "x2=\"{}\" y2=\"{}\" stroke=\"{}\" stroke-width=\"1.2\"><title>{} {} in {} at {} µs</title></line>\n",
+                          escape(m->op), m->bytes, us(m->ts_ns - origin), num(x), num(chart_bottom + (alloc ? kTickRow : 2)),
+                          num(x), num(chart_bottom + (alloc ? 2 : kTickRow)), alloc ? "#2e7d32" : "#c62828",
+                          alloc ? "allocation of" : "free of", escape(format_memory(alloc ? m->bytes : -m->bytes)),
+                          escape(m->op), us(m->ts_ns - origin));
+    }
+    // The key: each band, what it allocated.
+    double ly = chart_bottom + kTickRow + 32;
+    for (size_t b = 0; b < c.bands.size(); ++b) {
+      const Band& band = c.bands[b];
+      const bool is_before = band.op == kBeforeBand;
+      const char* fill = is_before ? "#d9d9d9" : kBandFills[(b - (c.bands[0].op == kBeforeBand ? 1 : 0)) % 10];
+      const double lx = 10 + static_cast<double>(b % 2) * 590;
+      const std::string words =
+          is_before ? fmt::format("{}, freed in the view: {}", band.op, format_memory(c.before))
+                    : fmt::format("{}: {} allocation{}, {}", band.op, band.allocations, band.allocations == 1 ? "" : "s",
+                                  format_memory(band.allocated));
+      body += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"14\" height=\"11\" fill=\"{}\" stroke=\"#555555\" "
+                          "stroke-width=\"0.5\"/><text x=\"{}\" y=\"{}\" font-size=\"11\">{}</text>\n",
+                          num(lx), num(ly - 9), fill, num(lx + 20), num(ly), escape(words));
+      if (b % 2 == 1 || b + 1 == c.bands.size()) ly += 16;
+    }
+    body += "</g>\n";
+    y = ly + 18;
+  }
+  const double height = y;
+  emit("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
+  emit(fmt::format("<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{0}\" height=\"{1}\" viewBox=\"0 0 {0} {1}\" "
+                   "font-family=\"{2}\" font-size=\"{3}\">\n",
+                   num(kWidth), num(height), kFont, kFontSize));
+  emit(fmt::format("<rect x=\"0\" y=\"0\" width=\"{}\" height=\"{}\" fill=\"#ffffff\"/>\n", num(kWidth), num(height)));
+  emit(fmt::format("<text x=\"10\" y=\"18\" font-size=\"13\" font-weight=\"bold\">{}: memory</text>\n",
+                   escape(short_path(opt.path))));
+  emit(fmt::format("<text x=\"10\" y=\"34\" font-size=\"11\">{}, {} µs to {} µs from {}: bytes live of the blocks "
+                   "allocated or freed in the view, by the op that allocated them</text>\n",
+                   escape(scope), us(view_from - origin), us(view_to - origin),
+                   opt.step ? "the step's start" : "the first event"));
+  emit(body);
+  emit("</svg>\n");
+  return write_output(opt, out);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -189,7 +599,9 @@ int main(int argc, char** argv) {
         fmt::print("usage: {}\n", kUsage);
         return 0;
       }
-      if (arg == "--step" && has_value) {
+      if (arg == "--memory") {
+        opt.memory = true;
+      } else if (arg == "--step" && has_value) {
         size_t used = 0;
         const std::string v = argv[++i];
         opt.step = std::stoll(v, &used);
@@ -216,6 +628,7 @@ int main(int argc, char** argv) {
   Trace trace;
   std::string why;
   if (!ts::trace::load_trace(opt.path, &trace, &why)) return fail(why);
+  if (opt.memory) return draw_memory(opt, trace);
   const std::vector<Slice>& s = trace.slices;
   const size_t n = s.size();
 
@@ -460,13 +873,5 @@ int main(int argc, char** argv) {
   }
   emit("</g>\n</svg>\n");
 
-  if (opt.out.empty()) {
-    fmt::print("{}", out);
-    return 0;
-  }
-  std::FILE* f = std::fopen(opt.out.c_str(), "wb");
-  if (f == nullptr) return fail(fmt::format("cannot write {}", opt.out));
-  const bool ok = std::fwrite(out.data(), 1, out.size(), f) == out.size();
-  if (std::fclose(f) != 0 || !ok) return fail(fmt::format("cannot write {}", opt.out));
-  return 0;
+  return write_output(opt, out);
 }

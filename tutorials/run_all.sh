@@ -30,6 +30,7 @@ if [[ $mode == --cpu-small ]]; then
     run "$bin/04_attention" --device cpu --batch 1 --heads 2 --seq 9 --head-dim 8 --path "$path" --out-dir "$out/04"
   done
   run "$bin/04_attention" --device cpu --batch 2 --heads 1 --seq 5 --head-dim 4 --no-causal --dtype f32 --out-dir "$out/04"
+  run "$bin/05_memory_and_syncs" --device cpu --batch 2 --seq 8 --dim 64 --hidden 96 --timing-rows 16 --out-dir "$out/05"
   exit 0
 elif [[ -n $mode ]]; then
   echo "run_all.sh: unknown option '$mode' (expected --cpu-small or nothing)" >&2
@@ -54,3 +55,6 @@ run "$bin/03_mlp" --path merged
 for path in naive inplace math flash_v1 flash_v2; do
   run "$bin/04_attention" --path "$path"
 done
+# Beyond the series: memory (profile_memory, the caching allocator), hidden syncs, timing one kernel.
+# Artifacts: traces/05_memory_and_syncs/...; draw a memory timeline with ts_trace_svg --memory.
+run "$bin/05_memory_and_syncs" --warmup 5

@@ -1,0 +1,214 @@
+#!/usr/bin/env python3
+"""Tests of ts_trace_svg --memory (ctest runs one case per call).
+
+The test recomputes, from the trace's JSON and with its own code (the standard library
+only), what the memory chart must say, and compares it with the SVG's data-* attributes:
+
+  chart   per device: the [memory] events of the view, each charged to the innermost op or
+          annotation enclosing it on its thread; the allocations and frees counted and summed;
+          the blocks allocated before the view and freed in it; the bytes live at the end and
+          the peak (the running sum of Bytes from those blocks); one band per allocating op
+          with its count and bytes; one tick per event with its op and bytes. The SVG parses
+          as XML, two runs give the same bytes. With --expect-peak DEVICE=BYTES (repeatable: a
+          device's peak) the peak must also equal a number the tutorial derived from shapes.
+  errors  a trace without memory events, a step the trace lacks: exit 1 with one line on
+          stderr, never a crash
+  picture a committed picture is what the tool draws today from its committed trace (with
+          --memory or not, --step as given)
+"""
+import argparse
+import collections
+import gzip
+import json
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+from decimal import Decimal
+
+SVG_NS = "{http://www.w3.org/2000/svg}"
+SCOPE_CATS = {"cpu_op", "user_annotation"}
+failures = []
+
+
+def check(ok, message):
+    if not ok:
+        failures.append(message)
+        print("FAIL:", message)
+
+
+def ns(us):
+    return int((Decimal(us) * 1000).to_integral_value())
+
+
+def us3(n):
+    return f"{Decimal(n) / 1000:.3f}"
+
+
+def load(path):
+    opener = gzip.open if path.endswith(".gz") else open
+    with opener(path, "rt") as f:
+        return json.load(f, parse_float=Decimal)
+
+
+def expected_charts(trace, step, from_us, to_us):
+    events = trace["traceEvents"]
+    xs = [e for e in events if e.get("ph") == "X" and e.get("cat") != "Trace"]
+    mems = [e for e in events if e.get("ph") == "i" and e.get("name") == "[memory]"]
+    if step is not None:
+        s = next(e for e in xs if e["name"] == f"ProfilerStep#{step}" and e.get("cat") == "user_annotation")
+        origin = lo = ns(s["ts"])
+        hi = lo + ns(s["dur"])
+    else:
+        starts = [ns(e["ts"]) for e in xs] + [ns(m["ts"]) for m in mems]
+        ends = [ns(e["ts"]) + ns(e["dur"]) for e in xs] + [ns(m["ts"]) for m in mems]
+        origin = lo = min(starts)
+        hi = max(ends)
+    if from_us is not None:
+        lo = origin + ns(Decimal(str(from_us)))
+    if to_us is not None:
+        hi = origin + ns(Decimal(str(to_us)))
+    scopes = [e for e in xs if e.get("cat") in SCOPE_CATS]
+
+    def owner(m):
+        """The innermost scope enclosing the event on its thread: the latest start, then the shortest."""
+        t = ns(m["ts"])
+        around = [e for e in scopes if e["pid"] == m["pid"] and e["tid"] == m["tid"]
+                  and ns(e["ts"]) <= t <= ns(e["ts"]) + ns(e["dur"])]
+        if not around:
+            return "(no scope)"
+        return max(around, key=lambda e: (ns(e["ts"]), -ns(e["dur"])))["name"]
+
+    charts = {}
+    for m in sorted(mems, key=lambda m: ns(m["ts"])):  # stable: file order among equal times
+        if not lo <= ns(m["ts"]) <= hi:
+            continue
+        a = m["args"]
+        device = "cpu" if a["Device Type"] == 0 else f"cuda:{a['Device Id']}"
+        charts.setdefault(device, []).append((m, owner(m)))
+    out = {}
+    for device, evs in charts.items():
+        live_addr = set()
+        before = 0
+        for m, _ in evs:
+            b, addr = m["args"]["Bytes"], m["args"]["Addr"]
+            if b > 0:
+                live_addr.add(addr)
+            elif addr in live_addr:
+                live_addr.discard(addr)
+            else:
+                before -= b
+        total = peak = before
+        bands = collections.OrderedDict()
+        for m, op in evs:
+            b = m["args"]["Bytes"]
+            total += b
+            peak = max(peak, total)
+            if b > 0:
+                n, s = bands.get(op, (0, 0))
+                bands[op] = (n + 1, s + b)
+        out[device] = {
+            "events": len(evs),
+            "allocations": sum(1 for m, _ in evs if m["args"]["Bytes"] > 0),
+            "allocated": sum(m["args"]["Bytes"] for m, _ in evs if m["args"]["Bytes"] > 0),
+            "frees": sum(1 for m, _ in evs if m["args"]["Bytes"] < 0),
+            "freed": -sum(m["args"]["Bytes"] for m, _ in evs if m["args"]["Bytes"] < 0),
+            "before": before,
+            "peak": peak,
+            "end": total,
+            "bands": bands,
+            "ticks": [(op, m["args"]["Bytes"], us3(ns(m["ts"]) - origin)) for m, op in evs],
+        }
+    return out
+
+
+def case_chart(a):
+    trace = load(a.trace)
+    cmd = [a.tool, "--memory", a.trace]
+    if a.step is not None:
+        cmd += ["--step", str(a.step)]
+    if a.from_us is not None:
+        cmd += ["--from-us", str(a.from_us)]
+    if a.to_us is not None:
+        cmd += ["--to-us", str(a.to_us)]
+    first, second = subprocess.run(cmd, capture_output=True, text=True), subprocess.run(cmd, capture_output=True, text=True)
+    check(first.returncode == 0, f"{cmd}: exit {first.returncode}: {first.stderr.strip()}")
+    if first.returncode != 0:
+        return
+    check(first.stdout == second.stdout, "two runs gave different SVGs")
+    root = ET.fromstring(first.stdout.encode())  # raises on XML that does not parse
+    check(root.tag == SVG_NS + "svg", f"root element {root.tag}")
+    want = expected_charts(trace, a.step, a.from_us, a.to_us)
+    charts = {g.get("data-device"): g for g in root.iter(SVG_NS + "g") if g.get("class") == "mem-chart"}
+    check(set(charts) == set(want), f"charts for {sorted(charts)}, expected {sorted(want)}")
+    for device, w in want.items():
+        g = charts.get(device)
+        if g is None:
+            continue
+        got = {k: int(g.get(f"data-{name}")) for k, name in
+               [("events", "events"), ("allocations", "allocations"), ("allocated", "allocated-bytes"),
+                ("frees", "frees"), ("freed", "freed-bytes"), ("before", "before-bytes"), ("peak", "peak-bytes"),
+                ("end", "end-bytes")]}
+        for k, v in got.items():
+            check(v == w[k], f"{device}: {k} {v}, expected {w[k]}")
+        print(f"{device}: {w['events']} events, {w['allocations']} allocations ({w['allocated']} B), "
+              f"{w['frees']} frees ({w['freed']} B), before {w['before']} B, peak {w['peak']} B, end {w['end']} B")
+        bands = collections.OrderedDict(
+            (p.get("data-op"), (int(p.get("data-allocations")), int(p.get("data-bytes"))))
+            for p in g.iter(SVG_NS + "path") if p.get("class") == "mem-band"
+            and p.get("data-op") != "allocated before the view")
+        check(bands == w["bands"], f"{device}: bands {dict(bands)}, expected {dict(w['bands'])}")
+        ticks = [(t.get("data-op"), int(t.get("data-bytes")), t.get("data-ts"))
+                 for t in g.iter(SVG_NS + "line") if t.get("class") == "mem-ev"]
+        check(ticks == w["ticks"], f"{device}: the event ticks differ from the trace's events")
+        for pair in a.expect_peak or []:
+            want_device, value = pair.split("=")
+            if want_device == device:
+                check(w["peak"] == int(value), f"{device}: peak {w['peak']}, the tutorial derived {value}")
+
+
+def case_errors(a):
+    cases = [
+        ([a.tool, "--memory", a.no_memory_trace], "no [memory] events"),
+        ([a.tool, "--memory", a.trace, "--step", "999999"], "has no ProfilerStep#999999"),
+    ]
+    for cmd, text in cases:
+        r = subprocess.run(cmd, capture_output=True, text=True)
+        check(r.returncode == 1, f"{cmd}: exit {r.returncode}, expected 1")
+        lines = r.stderr.strip().splitlines()
+        check(len(lines) == 1 and text in r.stderr, f"{cmd}: stderr {r.stderr!r}, expected one line with {text!r}")
+
+
+def case_picture(a):
+    cmd = [a.tool] + (["--memory"] if a.memory else []) + [a.trace]
+    if a.step is not None:
+        cmd += ["--step", str(a.step)]
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    check(r.returncode == 0, f"{cmd}: exit {r.returncode}: {r.stderr.strip()}")
+    with open(a.svg, encoding="utf-8") as f:
+        committed = f.read()
+    check(r.stdout == committed, f"{a.svg} differs from what {' '.join(cmd)} draws today")
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("case", choices=["chart", "errors", "picture"])
+    p.add_argument("--tool", required=True)
+    p.add_argument("--trace", required=True)
+    p.add_argument("--no-memory-trace")
+    p.add_argument("--step", type=int)
+    p.add_argument("--from-us", type=float)
+    p.add_argument("--to-us", type=float)
+    p.add_argument("--expect-peak", action="append", help="DEVICE=BYTES")
+    p.add_argument("--svg", help="picture: the committed SVG")
+    p.add_argument("--memory", action="store_true", help="picture: drawn with --memory")
+    a = p.parse_args()
+    {"chart": case_chart, "errors": case_errors, "picture": case_picture}[a.case](a)
+    if failures:
+        print(f"{len(failures)} failure(s)")
+        return 1
+    print("OK")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
