@@ -158,6 +158,11 @@ if ((readings_only == 0)) && [[ $device == cuda ]]; then
   run "$h/ladder_mm_4096.out.txt" "$build/ts_ladder" --op mm --shape 4096,4096,4096
   run "$h/ladder_mm_8192x6144x768.out.txt" "$build/ts_ladder" --op mm --shape 8192,6144,768
   run "$h/ladder_linear_geglu.out.txt" "$build/ts_ladder" --op linear_geglu
+  # The machine code: the wgmma rung's tensor-core instructions (HGMMA) and no local memory.
+  run "$h/sass.out.txt" bash -c "w=\$(find $build -name matmul_cuda_wgmma.cu.o | head -1); m=\$(find $build -name matmul_cuda_mma.cu.o | head -1);
+      echo \"wgmma rung: HGMMA \$(cuobjdump -sass \$w | grep -c HGMMA), HMMA \$(cuobjdump -sass \$w | grep -c ' HMMA'), LDL/STL \$(cuobjdump -sass \$w | grep -cE ' (LDL|STL)')\";
+      echo \"mma.sync rung: HMMA \$(cuobjdump -sass \$m | grep -c ' HMMA'), LDL/STL \$(cuobjdump -sass \$m | grep -cE ' (LDL|STL)')\";
+      cuobjdump -res-usage \$w \$m | grep -E 'Function|REG'"
 fi
 
 # ---- readings of every trace: step excerpts, kernel durations ------------------------------------------

@@ -192,6 +192,8 @@ std::vector<Allocation> expected_allocations(nn::MlpPath path, const Flags& f, i
       return {{"ts::mm", 2 * T * H * es, fmt::format("[gate; up](x) [{}, {}]", T, 2 * H)},
               {"ts::geglu", T * H * es, "gelu(gate) * up " + th},
               {"ts::mm", T * D * es, fmt::format("down(...) [{}, {}], the output", T, D)}};
+    case nn::MlpPath::epilogue:
+      break;  // not measured here: the lesson compares the three paths every GPU runs (tutorial 03 has this one)
   }
   return {};
 }
