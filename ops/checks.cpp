@@ -1,6 +1,9 @@
 // ops/checks.cpp: shared input checks.
 #include "ops/checks.h"
 
+#include "ops/int_conversion.h"
+#include "tensor/cuda_device.h"
+
 namespace ts {
 
 void check_inputs_on_one_device(OpCall& call) {
@@ -18,6 +21,13 @@ void check_inputs_on_one_device(OpCall& call) {
                call.op.name, call.device.str(), x->device().str(), i);
     }
   }
+  if (!first) check_device_available(call.device, call.op.name);
+}
+
+void check_fill_value(const char* op_name, double value, DType dtype, const Dims& shape) {
+  TS_CHECK(dtype != DType::i64 || fits_int64(value),
+           "{}: value {} cannot be converted to type int64_t without overflow (the tensor is i64 of shape {})",
+           op_name, value, shape);
 }
 
 void check_floating(const OpCall& call, const Tensor& x, const char* what) {

@@ -6,8 +6,15 @@
 
 namespace ts {
 
-// Every input defined and on one device; sets call.device to it.
+// Every input defined and on one device that this process can use (a cuda tensor
+// on a machine without a GPU fails here, naming the op); sets call.device to it.
 void check_inputs_on_one_device(OpCall& call);
+
+// A scalar the user writes into a tensor of `dtype` and `shape` (full, fill_,
+// masked_fill, from_vector): for i64, the value must convert without overflow
+// (fits_int64: not NaN, not infinite, inside int64's range), as in PyTorch.
+// Converting a tensor (to, copy_) is not checked: NaN becomes INT64_MIN there.
+void check_fill_value(const char* op_name, double value, DType dtype, const Dims& shape);
 
 // x.dtype() is f32, bf16 or f16.
 void check_floating(const OpCall& call, const Tensor& x, const char* what);

@@ -137,8 +137,9 @@ inline int64_t storage_extent(const Dims& shape, const Dims& strides, int64_t of
 inline int64_t numel_of(const Dims& shape);
 
 // Row-major strides for a shape: the last dim is contiguous; a size-0 or
-// size-1 dim counts as 1. ts::Error naming the shape when a stride overflows.
-inline Dims contiguous_strides(const Dims& shape);
+// size-1 dim counts as 1. ts::Error naming `what` and the shape when a stride
+// overflows (an empty shape such as [0, 2^32, 2^32, 2^32] has such strides).
+inline Dims contiguous_strides(const Dims& shape, std::string_view what = "contiguous_strides");
 
 // Wraps a possibly negative dim into [0, ndim); `op` names the caller in the error.
 inline int wrap_dim(int64_t dim, int ndim, const char* op) {
@@ -235,12 +236,12 @@ inline int64_t storage_extent(const Dims& shape, const Dims& strides, int64_t of
   return high + 1;
 }
 
-inline Dims contiguous_strides(const Dims& shape) {
+inline Dims contiguous_strides(const Dims& shape, std::string_view what) {
   Dims strides = Dims::filled(shape.size(), 1);
   for (int i = shape.size() - 2; i >= 0; --i) {
     const int64_t next = shape[i + 1] > 1 ? shape[i + 1] : 1;
     if (__builtin_mul_overflow(strides[i + 1], next, &strides[i])) [[unlikely]]
-      fail("contiguous_strides: the strides of shape {} overflow int64", shape);
+      fail("{}: the contiguous strides of shape {} overflow int64", what, shape);
   }
   return strides;
 }

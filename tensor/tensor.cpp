@@ -51,7 +51,8 @@ bool Tensor::is_contiguous() const {
     if (shape_[i] == 0) return true;
     if (shape_[i] == 1) continue;
     if (strides_[i] != expected) return false;
-    expected *= shape_[i];
+    // An overflow means a zero-size dim further out (a tensor's numel fits in int64): empty.
+    if (__builtin_mul_overflow(expected, shape_[i], &expected)) return true;
   }
   return true;
 }
@@ -95,7 +96,7 @@ Tensor make_contiguous_tensor(const Dims& shape, Options options, std::string_vi
     fail("{}: cannot allocate a tensor of shape {} ({}, {}): {}", what, shape, dtype_short_name(options.dtype),
          options.device.str(), e.what());
   }
-  return Tensor(std::move(storage), shape, contiguous_strides(shape), 0, options.dtype);
+  return Tensor(std::move(storage), shape, contiguous_strides(shape, what), 0, options.dtype);
 }
 
 namespace {

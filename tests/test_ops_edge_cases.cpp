@@ -67,15 +67,42 @@ TEST_CASE("edges: matmul and linear with an empty contracted dim give zeros of t
 }
 
 TEST_CASE("edges: float to int64 conversions of NaN, infinities and huge values are defined") {
+  // A tensor converted to int64 (to, copy_): NaN, infinities and values past the range
+  // become INT64_MIN, as in PyTorch on x86 and CUDA.
   const Tensor x = ts::tensor({kNaN, kInf, -kInf, 1e30, -1e30, 3.9, -3.9});
   const std::vector<int64_t> got = ts::to(x, ts::DType::i64).to_vector<int64_t>();
   const std::vector<int64_t> want = {INT64_MIN, INT64_MIN, INT64_MIN, INT64_MIN, INT64_MIN, 3, -3};
   CHECK(got == want);
+  Tensor copied = ts::zeros({2}, {ts::DType::i64});
+  ts::copy_(copied, ts::tensor({kNaN, 2.5}));
+  CHECK(copied.to_vector<int64_t>() == std::vector<int64_t>{INT64_MIN, 2});
+}
+
+TEST_CASE("edges: a scalar int64 cannot hold is refused by fill_, masked_fill and full, like PyTorch") {
+  // A scalar written into an int64 tensor is checked instead: PyTorch's "value cannot be
+  // converted to type int64_t without overflow", naming the op; the tensor is left as it was.
   Tensor i = ts::zeros({2}, {ts::DType::i64});
-  ts::fill_(i, kNaN);
+  CHECK_THROWS_WITH_AS(ts::fill_(i, kNaN),
+                       Contains("fill_: value nan cannot be converted to type int64_t without overflow"), ts::Error);
+  CHECK_THROWS_WITH_AS(ts::fill_(i, 9.3e18), Contains("fill_: value 9.3e+18 cannot be converted"), ts::Error);
+  CHECK(i.to_vector<int64_t>() == std::vector<int64_t>{0, 0});
+  const Tensor mask = ts::tensor({1, 0}, {ts::DType::b8});
+  CHECK_THROWS_WITH_AS(ts::masked_fill_(i, mask, kInf), Contains("masked_fill_: value inf cannot be converted"),
+                       ts::Error);
+  CHECK_THROWS_WITH_AS(ts::masked_fill(i, mask, -kInf), Contains("masked_fill: value -inf cannot be converted"),
+                       ts::Error);
+  CHECK_THROWS_WITH_AS(ts::full({3}, kNaN, {ts::DType::i64}), Contains("full: value nan cannot be converted"),
+                       ts::Error);
+  // Values that fit are truncated toward zero, -2^63 included.
+  ts::masked_fill_(i, mask, 7.5);
+  CHECK(i.to_vector<int64_t>() == std::vector<int64_t>{7, 0});
+  ts::fill_(i, -9223372036854775808.0);
   CHECK(i.to_vector<int64_t>() == std::vector<int64_t>{INT64_MIN, INT64_MIN});
-  ts::masked_fill_(i, ts::tensor({1, 0}, {ts::DType::b8}), 7.5);
-  CHECK(i.to_vector<int64_t>() == std::vector<int64_t>{7, INT64_MIN});
+  // Other dtypes take any value: NaN stays NaN in floats and is true in bool.
+  Tensor f = ts::zeros({1});
+  ts::fill_(f, kNaN);
+  CHECK(std::isnan(f.item<float>()));
+  CHECK(ts::full({1}, kNaN, {ts::DType::b8}).item<bool>());
 }
 
 TEST_CASE("edges: arange refuses non-finite bounds and lengths past int64") {

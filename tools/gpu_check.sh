@@ -3,15 +3,18 @@
 #
 #   1. configure build/gpu for sm_90 (installing packages only if configure fails)
 #   2. build with -j16
-#   3. run the GPU suites (ts_tests -tc='cuda*'), again with TS_LAUNCH_BLOCKING=1, then the rest
+#   3. run the GPU suites (ts_tests -tc='cuda*'), again with TS_LAUNCH_BLOCKING=1, then the rest;
+#      then the CUDA fuzzer (ts_hardening_tests -tc='cuda fuzz*'): random strided views through
+#      every CUDA op against the CPU
 #   4. run the GPU suites again under compute-sanitizer: memcheck (with the cache
 #      off, so an access past a tensor's end is caught), racecheck, synccheck
 #   5. run ts_bench's GPU entries, then PyTorch on the same workloads
 #   6. print a summary table last (also OUT_DIR/summary.txt)
 #
-# Logs: OUT_DIR/{build,tests,memcheck,racecheck,synccheck}.log, bench.txt,
+# Logs: OUT_DIR/{build,tests,cuda_fuzz,memcheck,racecheck,synccheck}.log, bench.txt,
 # bench.jsonl, summary.txt. Exit status: 0 when every step passed.
-# Variables: BUILD (build/gpu), JOBS (16), ARCHS (90), SANITIZER_TIMEOUT (150 s per tool).
+# Variables: BUILD (build/gpu), JOBS (16), ARCHS (90), SANITIZER_TIMEOUT (150 s per tool),
+# TS_CUDA_FUZZ_SEED (2024) and TS_CUDA_FUZZ_CASES (3000) for the fuzzer.
 set -uo pipefail
 
 OUT=${1:-gpu-check-out}
@@ -88,6 +91,24 @@ row blocking "$([[ $rc == 0 ]] && echo PASS || echo FAIL)" "$secs" "TS_LAUNCH_BL
 echo "== ts_tests -tce='cuda*' (everything else)" >>"$OUT/tests.log"
 timed tests.log "$BUILD/ts_tests" -tce='cuda*'
 row other-tests "$([[ $rc == 0 ]] && echo PASS || echo FAIL)" "$secs" "$(doctest_summary "$OUT/tests.log")"
+
+# ---- 3b. the CUDA fuzzer: random strided views through every CUDA op, against the CPU -----------
+# tests/test_cuda_fuzz.cpp: seeded cases (TS_CUDA_FUZZ_SEED, TS_CUDA_FUZZ_CASES), synchronized
+# after every op so that a fault is pinned on the op that made it. Each failing case is printed
+# in cuda_fuzz.log with its inputs (dtype, shape, strides, offset), the op, the rung it preferred,
+# the first differing element and the command that replays it alone; the summary names the first.
+: >"$OUT/cuda_fuzz.log"
+timed cuda_fuzz.log env TS_LAUNCH_BLOCKING=1 "$BUILD/ts_hardening_tests" -tc='cuda fuzz*'
+fuzz_summary=$(grep -a -m1 -o 'cuda fuzz: seed [0-9]*, cases [0-9.]* on cuda[^;]*; [^;]*' "$OUT/cuda_fuzz.log")
+fuzz_status=$([[ $rc == 0 ]] && echo PASS || echo FAIL)
+if grep -a -q 'skipped: no usable CUDA device' "$OUT/cuda_fuzz.log"; then
+  fuzz_status=SKIP
+  fuzz_summary="skipped: $(grep -a -m1 -o 'no usable CUDA device.*' "$OUT/cuda_fuzz.log" | cut -c1-80)"
+elif [[ $fuzz_status == FAIL ]]; then
+  first=$(grep -a -m1 -o 'seed [0-9]* case [0-9]* (replay: [^)]*)' "$OUT/cuda_fuzz.log")
+  fuzz_summary="${fuzz_summary:-no fuzz summary (exit $rc)}; first failure: ${first:-see cuda_fuzz.log}"
+fi
+row cuda-fuzz "$fuzz_status" "$secs" "${fuzz_summary:-no fuzz summary} (cuda_fuzz.log) | $(doctest_summary "$OUT/cuda_fuzz.log")"
 
 # ---- 4. compute-sanitizer on the GPU suites ------------------------------------------------
 # Every other case of each sweep (TS_GPU_TEST_QUICK=1) keeps each tool under its timeout

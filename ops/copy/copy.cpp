@@ -14,6 +14,8 @@ void prepare_copy(OpCall& call) {
   const Tensor& dst = call.input(0);
   const Tensor& src = call.input(1);
   TS_CHECK(dst.defined() && src.defined(), "copy_: expected defined tensors");
+  check_device_available(dst.device(), call.op.name);
+  check_device_available(src.device(), call.op.name);
   // A copy that touches a GPU runs on it (its variant owns the transfer).
   call.device = src.device().is_cuda() ? src.device() : dst.device();
   const Dims shape = broadcast_shapes(call, dst.shape(), src.shape());
@@ -24,12 +26,18 @@ void prepare_copy(OpCall& call) {
   call.out = dst;
 }
 
-// Composites check nothing themselves: the ops they call do.
-void prepare_composite(OpCall& call) { check_inputs_on_one_device(call); }
+// clone and contiguous: the ops they call check the rest; the size of the copy is
+// checked here, so that an error about it names the op the user called.
+void prepare_composite(OpCall& call) {
+  check_inputs_on_one_device(call);
+  checked_nbytes(call.input(0).shape(), call.input(0).dtype(), call.op.name);
+}
 
 void prepare_to(OpCall& call) {
   check_inputs_on_one_device(call);
-  check_device_available(call.attrs<ToAttrs>().device, "to");
+  const ToAttrs& attrs = call.attrs<ToAttrs>();
+  check_device_available(attrs.device, "to");
+  checked_nbytes(call.input(0).shape(), attrs.dtype, call.op.name);
 }
 
 // The destination written once, the source read once.
@@ -90,7 +98,7 @@ void clone_composite(const Tensor& x, Tensor& out) {
 }
 
 Tensor contiguous(const Tensor& x, Where loc) {
-  if (x.is_contiguous()) return x;  // PyTorch returns self without recording an op here too
+  if (x.defined() && x.is_contiguous()) return x;  // PyTorch returns self without recording an op here too
   const NoAttrs attrs;
   OpCall call(ops::contiguous, attrs, loc, {&x});
   return dispatch(call);
@@ -101,7 +109,7 @@ void contiguous_composite(const Tensor& x, Tensor& out) { out = clone(x); }
 namespace {
 
 Tensor to_impl(const Tensor& x, DType dtype, Device device, Where loc) {
-  if (x.dtype() == dtype && x.device() == device) return x;  // nothing to do: the same tensor
+  if (x.defined() && x.dtype() == dtype && x.device() == device) return x;  // nothing to do: the same tensor
   const ToAttrs attrs{dtype, device};
   OpCall call(ops::to, attrs, loc, {&x});
   return dispatch(call);

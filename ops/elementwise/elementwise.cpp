@@ -21,13 +21,13 @@ void prepare_binary(OpCall& call) {
     check_same_dtype(call, a, b);
     shape = broadcast_shapes(call, a.shape(), b.shape());
   }
-  call.out = make_contiguous_tensor(shape, {a.dtype(), call.device});
+  call.out = make_contiguous_tensor(shape, {a.dtype(), call.device}, call.op.name);
 }
 
 void prepare_unary(OpCall& call) {
   check_inputs_on_one_device(call);
   check_floating(call, call.input(0), "input");
-  call.out = make_contiguous_tensor(call.input(0).shape(), {call.input(0).dtype(), call.device});
+  call.out = make_contiguous_tensor(call.input(0).shape(), {call.input(0).dtype(), call.device}, call.op.name);
 }
 
 // Every input read once, the output written once; one operation per output element.

@@ -31,7 +31,7 @@ void allocate(OpCall& call, const Dims& shape, Options options) {
     TS_CHECK(s >= 0, "{}: trying to create tensor with negative dimension {}: {}", call.op.name, s, shape);
   check_device_available(options.device, call.op.name);
   call.device = options.device;
-  call.out = make_contiguous_tensor(shape, options);
+  call.out = make_contiguous_tensor(shape, options, call.op.name);
 }
 
 void prepare_empty(OpCall& call) {
@@ -41,6 +41,12 @@ void prepare_empty(OpCall& call) {
 
 void prepare_arange(OpCall& call) {
   const auto& attrs = call.attrs<ArangeAttrs>();
+  if (attrs.options.dtype == DType::i64 && attrs.length > 0) {  // the first and the last value must be int64s
+    const double last = attrs.start + static_cast<double>(attrs.length - 1) * attrs.step;
+    TS_CHECK(fits_int64(attrs.start) && fits_int64(last),
+             "{}: the values {} to {} cannot be converted to type int64_t without overflow", call.op.name,
+             attrs.start, last);
+  }
   allocate(call, {attrs.length}, attrs.options);
 }
 
@@ -53,6 +59,7 @@ void prepare_random(OpCall& call) {
 
 void prepare_fill(OpCall& call) {
   check_inputs_on_one_device(call);
+  check_fill_value(call.op.name, call.attrs<FillAttrs>().value, call.input(0).dtype(), call.input(0).shape());
   check_no_internal_overlap(call, call.input(0));
   call.out = call.input(0);  // in place: the result is the input
 }
@@ -126,6 +133,7 @@ Tensor empty(const Dims& shape, Options options, Where loc) {
 Tensor empty_like(const Tensor& x, Where loc) { return empty(x.shape(), {x.dtype(), x.device()}, loc); }
 
 Tensor full(const Dims& shape, double value, Options options, Where loc) {
+  check_fill_value("full", value, options.dtype, shape);  // before allocating
   Tensor out = empty(shape, options, loc);
   fill_(out, value, loc);
   return out;
@@ -165,10 +173,15 @@ Tensor randn(const Dims& shape, Options options, Where loc) { return random(ops:
 
 template <typename T>
 Tensor from_vector(const std::vector<T>& values, const Dims& shape, Options options) {
-  TS_CHECK(static_cast<int64_t>(values.size()) == numel_of(shape),
-           "from_vector: {} values cannot fill shape {} ({} elements)", values.size(), shape, numel_of(shape));
+  const int64_t numel = checked_numel(shape, "from_vector");
+  TS_CHECK(static_cast<int64_t>(values.size()) == numel, "from_vector: {} values cannot fill shape {} ({} elements)",
+           values.size(), shape, numel);
+  if constexpr (std::is_floating_point_v<T>) {
+    if (options.dtype == DType::i64)
+      for (const T v : values) check_fill_value("from_vector", static_cast<double>(v), options.dtype, shape);
+  }
   // Build on the host in the requested dtype, then move to the device (one copy).
-  Tensor host = make_contiguous_tensor(shape, {options.dtype, kCPU});
+  Tensor host = make_contiguous_tensor(shape, {options.dtype, kCPU}, "from_vector");
   visit_dtype(options.dtype, [&](auto tag) {
     using D = decltype(tag);
     D* p = static_cast<D*>(host.data_ptr());

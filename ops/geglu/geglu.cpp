@@ -22,7 +22,7 @@ void prepare_geglu(OpCall& call) {
   check_same_dtype(call, gate, up);
   TS_CHECK(gate.shape() == up.shape(), "geglu: gate and up must have the same shape, got {} and {}", gate.shape(),
            up.shape());
-  call.out = make_contiguous_tensor(gate.shape(), {gate.dtype(), call.device});
+  call.out = make_contiguous_tensor(gate.shape(), {gate.dtype(), call.device}, call.op.name);
 }
 
 Cost geglu_cost(const OpCall& call) {

@@ -22,7 +22,10 @@ Dims check_mask(const OpCall& call, const Tensor& x, const Tensor& mask) {
 // Out of place, x and mask broadcast together (the result may be larger than x), as in ATen.
 void prepare_masked_fill(OpCall& call) {
   check_inputs_on_one_device(call);
-  check_mask(call, call.input(0), call.input(1));
+  const Tensor& x = call.input(0);
+  const Dims shape = check_mask(call, x, call.input(1));
+  check_fill_value(call.op.name, call.attrs<MaskedFillAttrs>().value, x.dtype(), shape);
+  checked_nbytes(shape, x.dtype(), call.op.name);  // the copy the composite makes
 }
 
 // In place, the mask must broadcast to x's own shape.
@@ -33,6 +36,7 @@ void prepare_masked_fill_(OpCall& call) {
   TS_CHECK(check_mask(call, x, mask) == x.shape(),
            "{}: the mask of shape {} cannot be broadcast to the input's shape {}", call.op.name, mask.shape(),
            x.shape());
+  check_fill_value(call.op.name, call.attrs<MaskedFillAttrs>().value, x.dtype(), x.shape());
   check_no_internal_overlap(call, x);
   call.out = x;
 }
@@ -46,7 +50,7 @@ void prepare_where(OpCall& call) {
            dtype_short_name(cond.dtype()), cond.shape());
   check_same_dtype(call, a, b);
   const Dims shape = broadcast_shapes(call, broadcast_shapes(call, cond.shape(), a.shape()), b.shape());
-  call.out = make_contiguous_tensor(shape, {a.dtype(), call.device});
+  call.out = make_contiguous_tensor(shape, {a.dtype(), call.device}, call.op.name);
 }
 
 void prepare_triangle(OpCall& call) {
@@ -54,7 +58,7 @@ void prepare_triangle(OpCall& call) {
   const Tensor& x = call.input(0);
   TS_CHECK(x.dim() >= 2, "{}: input tensor must have at least 2 dimensions, got shape {}", call.op.name,
            x.shape());
-  call.out = make_contiguous_tensor(x.shape(), {x.dtype(), call.device});
+  call.out = make_contiguous_tensor(x.shape(), {x.dtype(), call.device}, call.op.name);
 }
 
 // Every input read once, the output written once.

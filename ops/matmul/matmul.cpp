@@ -30,7 +30,7 @@ void prepare_mm(OpCall& call) {
   TS_CHECK(a.shape()[1] == b.shape()[0], "mm: mat1 and mat2 shapes cannot be multiplied ({} and {})",
            shape_x(a.shape()), shape_x(b.shape()));
   check_gemm_operands(call, a, b);
-  call.out = make_contiguous_tensor({a.shape()[0], b.shape()[1]}, {a.dtype(), call.device});
+  call.out = make_contiguous_tensor({a.shape()[0], b.shape()[1]}, {a.dtype(), call.device}, call.op.name);
 }
 
 void prepare_bmm(OpCall& call) {
@@ -47,7 +47,8 @@ void prepare_bmm(OpCall& call) {
            "(batch1 {}, batch2 {})",
            a.shape()[0], a.shape()[2], b.shape()[0], b.shape()[1], a.shape(), b.shape());
   check_gemm_operands(call, a, b);
-  call.out = make_contiguous_tensor({a.shape()[0], a.shape()[1], b.shape()[2]}, {a.dtype(), call.device});
+  call.out = make_contiguous_tensor({a.shape()[0], a.shape()[1], b.shape()[2]}, {a.dtype(), call.device},
+                                    call.op.name);
 }
 
 void prepare_addmm(OpCall& call) {
@@ -64,7 +65,7 @@ void prepare_addmm(OpCall& call) {
   const Dims out_shape{a.shape()[0], b.shape()[1]};
   TS_CHECK(c.dim() <= 2 && broadcast_shapes(call, c.shape(), out_shape) == out_shape,
            "addmm: the input of shape {} cannot be broadcast to the product's shape {}", c.shape(), out_shape);
-  call.out = make_contiguous_tensor(out_shape, {a.dtype(), call.device});
+  call.out = make_contiguous_tensor(out_shape, {a.dtype(), call.device}, call.op.name);
 }
 
 void prepare_matmul(OpCall& call) {

@@ -30,15 +30,16 @@ void prepare_reduce(OpCall& call) {
   TS_CHECK(&call.op != &ops::max || x.dim() == 0 || x.shape()[static_cast<int>(attrs.dim)] > 0,
            "max: expected reduction dim {} to have non-zero size (input shape {})", attrs.dim, x.shape());
   const Dims shape = reduced_shape(x.shape(), static_cast<int>(attrs.dim), attrs.keepdim);
-  call.out = make_contiguous_tensor(shape, {x.dtype(), call.device});
-  if (&call.op == &ops::max) call.out2 = make_contiguous_tensor(shape, {DType::i64, call.device});
+  call.out = make_contiguous_tensor(shape, {x.dtype(), call.device}, call.op.name);
+  if (&call.op == &ops::max) call.out2 = make_contiguous_tensor(shape, {DType::i64, call.device}, call.op.name);
 }
 
 // The input read once, the output written once; one operation per input element.
 Cost reduce_cost(const OpCall& call) {
   const Tensor& x = call.input(0);
   return {static_cast<double>(x.numel()),
-          static_cast<double>(x.numel() * x.element_size() + call.out.numel() * call.out.element_size())};
+          static_cast<double>(x.numel()) * static_cast<double>(x.element_size()) +
+              static_cast<double>(call.out.numel()) * static_cast<double>(call.out.element_size())};
 }
 
 // The dim wrapped against x's rank (kernels see 0 <= dim < x.dim(), or 0 for a 0-dim x).

@@ -17,7 +17,7 @@ namespace {
 template <typename Row>
 void for_each_row(const Tensor& x, const ReduceAttrs& attrs, const Tensor& out, Row row) {
   const ReduceLayout layout = reduce_layout(x, attrs, out);
-  for_each_offset<2>(layout.rows, {x.strides(), layout.out_strides},
+  for_each_offset<2>(layout.rows, {layout.x_strides, layout.out_strides},
                      [&](const auto& o) { row(o[0], o[1]); });
 }
 

@@ -90,7 +90,7 @@ ReduceRows reduce_rows(const Tensor& x, const ReduceAttrs& attrs, const Tensor& 
   const int d = static_cast<int>(attrs.dim);
   const ReduceLayout layout = reduce_layout(x, attrs, out);
   return {out.numel(), x.dim() ? x.shape()[d] : 1, x.dim() ? x.strides()[d] : 0,
-          make_offset_calc<2>(layout.rows, {x.strides(), layout.out_strides})};
+          make_offset_calc<2>(layout.rows, {layout.x_strides, layout.out_strides})};
 }
 
 unsigned reduce_blocks(int64_t rows) { return static_cast<unsigned>(ceil_div(rows, kReduceWarpsPerBlock)); }

@@ -14,7 +14,7 @@ void prepare_softmax(OpCall& call) {
   check_inputs_on_one_device(call);
   const Tensor& x = call.input(0);
   check_floating(call, x, "input");
-  call.out = make_contiguous_tensor(x.shape(), {x.dtype(), call.device});
+  call.out = make_contiguous_tensor(x.shape(), {x.dtype(), call.device}, call.op.name);
 }
 
 Cost softmax_cost(const OpCall& call) {

@@ -15,29 +15,52 @@ namespace {
 
 void prepare_view(OpCall& call) { check_inputs_on_one_device(call); }
 
-Tensor make_view(const Tensor& x, const Dims& shape, const Dims& strides, int64_t offset) {
-  return Tensor(x.storage(), shape, strides, offset, x.dtype());
+// The view (shape, strides, offset) of x's storage. The ops check their arguments
+// first; the Tensor constructor checks the view again (sizes, extent, offset), and
+// an error it finds is reported under the op's name.
+Tensor make_view(const char* op, const Tensor& x, const Dims& shape, const Dims& strides, int64_t offset) {
+  try {
+    return Tensor(x.storage(), shape, strides, offset, x.dtype());
+  } catch (const Error& e) {
+    fail("{}: {}", op, e.what());
+  }
+}
+
+// x's storage offset moved `index` steps along dim d. Checked: an empty tensor may
+// carry strides whose multiples overflow int64 (as_strided({4, 0}, {1 << 62, 1})).
+int64_t offset_along(const char* op, const Tensor& x, int d, int64_t index) {
+  int64_t step = 0, offset = 0;
+  if (__builtin_mul_overflow(index, x.strides()[d], &step) || __builtin_add_overflow(x.offset(), step, &offset))
+    fail("{}: the storage offset {} + {} * {} (index times the stride of dim {}) overflows int64 (shape {}, "
+         "strides {})",
+         op, x.offset(), index, x.strides()[d], d, x.shape(), x.strides());
+  return offset;
 }
 
 // Resolves one -1 in `shape` against numel (PyTorch's infer_size).
 Dims infer_shape(const char* op, const Dims& shape, int64_t numel) {
   Dims out = shape;
   int infer = -1;
-  int64_t known = 1;
+  int64_t known = 1;  // the product of the sizes other than -1, checked: [2^32, 2^32] overflows
+  bool overflow = false, empty = false;
   for (int i = 0; i < shape.size(); ++i) {
     if (shape[i] == -1) {
       TS_CHECK(infer < 0, "{}: only one dimension can be inferred (shape {})", op, shape);
       infer = i;
     } else {
       TS_CHECK(shape[i] >= 0, "{}: invalid shape dimension {} in {}", op, shape[i], shape);
-      known *= shape[i];
+      empty = empty || shape[i] == 0;
+      overflow = overflow || __builtin_mul_overflow(known, shape[i], &known);
     }
   }
+  if (empty) known = 0;  // however large the other sizes
+  TS_CHECK(!overflow || empty, "{}: shape {} has more elements than int64 can count (more than {})", op, shape,
+           INT64_MAX);
   if (infer >= 0) {
     TS_CHECK(known != 0 && numel % known == 0, "{}: shape '{}' is invalid for input of size {}", op, shape, numel);
     out[infer] = numel / known;
   }
-  TS_CHECK(numel_of(out) == numel, "{}: shape '{}' is invalid for input of size {}", op, shape, numel);
+  TS_CHECK(infer >= 0 || known == numel, "{}: shape '{}' is invalid for input of size {}", op, shape, numel);
   return out;
 }
 
@@ -45,8 +68,9 @@ Dims infer_shape(const char* op, const Dims& shape, int64_t numel) {
 // or nothing when a new dim would span two non-contiguous chunks. This is
 // PyTorch's computeStride: walk both shapes from the innermost dim, matching
 // runs of old dims that are contiguous with each other ("chunks").
-std::optional<Dims> view_strides(const Dims& old_shape, const Dims& old_strides, const Dims& new_shape) {
-  if (old_shape.empty() || numel_of(old_shape) == 0) return contiguous_strides(new_shape);
+std::optional<Dims> view_strides(const char* op, const Dims& old_shape, const Dims& old_strides,
+                                 const Dims& new_shape) {
+  if (old_shape.empty() || numel_of(old_shape) == 0) return contiguous_strides(new_shape, op);
   Dims new_strides = Dims::filled(new_shape.size(), 0);
   int view_d = new_shape.size() - 1;
   int64_t chunk_base_stride = old_strides.back();
@@ -127,7 +151,7 @@ void t_view(const Tensor& x, Tensor& out) {
     std::swap(shape[0], shape[1]);
     std::swap(strides[0], strides[1]);
   }
-  out = make_view(x, shape, strides, x.offset());
+  out = make_view("t", x, shape, strides, x.offset());
 }
 
 Tensor transpose(const Tensor& x, int64_t dim0, int64_t dim1, Where loc) {
@@ -143,7 +167,7 @@ void transpose_view(const Tensor& x, const TransposeAttrs& attrs, Tensor& out) {
     std::swap(shape[d0], shape[d1]);
     std::swap(strides[d0], strides[d1]);
   }
-  out = make_view(x, shape, strides, x.offset());
+  out = make_view("transpose", x, shape, strides, x.offset());
 }
 
 Tensor permute(const Tensor& x, const Dims& dims, Where loc) {
@@ -166,7 +190,7 @@ void permute_view(const Tensor& x, const PermuteAttrs& attrs, Tensor& out) {
     shape[i] = x.shape()[d];
     strides[i] = x.strides()[d];
   }
-  out = make_view(x, shape, strides, x.offset());
+  out = make_view("permute", x, shape, strides, x.offset());
 }
 
 // ---- view / reshape ------------------------------------------------------------------
@@ -179,13 +203,13 @@ Tensor view(const Tensor& x, const Dims& shape, Where loc) {
 
 void view_view(const Tensor& x, const ViewAttrs& attrs, Tensor& out) {
   const Dims shape = infer_shape("view", attrs.shape, x.numel());
-  const std::optional<Dims> strides = view_strides(x.shape(), x.strides(), shape);
+  const std::optional<Dims> strides = view_strides("view", x.shape(), x.strides(), shape);
   TS_CHECK(strides.has_value(),
            "view: view size is not compatible with input tensor's size and stride (at least one dimension spans "
            "across two contiguous subspaces). Input shape {} strides {}, requested shape {}. Use .reshape(...) "
            "instead.",
            x.shape(), x.strides(), attrs.shape);
-  out = make_view(x, shape, *strides, x.offset());
+  out = make_view("view", x, shape, *strides, x.offset());
 }
 
 Tensor reshape(const Tensor& x, const Dims& shape, Where loc) {
@@ -196,7 +220,7 @@ Tensor reshape(const Tensor& x, const Dims& shape, Where loc) {
 
 void reshape_composite(const Tensor& x, const ReshapeAttrs& attrs, Tensor& out) {
   const Dims shape = infer_shape("reshape", attrs.shape, x.numel());
-  if (view_strides(x.shape(), x.strides(), shape)) {
+  if (view_strides("reshape", x.shape(), x.strides(), shape)) {
     out = view(x, shape);
   } else {
     out = view(clone(x), shape);  // the strides forbid a view: copy first
@@ -213,12 +237,16 @@ Tensor unsqueeze(const Tensor& x, int64_t dim, Where loc) {
 
 void unsqueeze_view(const Tensor& x, const UnsqueezeAttrs& attrs, Tensor& out) {
   const int d = wrap_dim(attrs.dim, x.dim() + 1, "unsqueeze");
+  TS_CHECK(x.dim() < kMaxDims, "unsqueeze: tensors have at most {} dims, and the input (shape {}) has {} already",
+           kMaxDims, x.shape(), x.dim());
   Dims shape = x.shape(), strides = x.strides();
   // Any stride works for a size-1 dim; PyTorch's choice keeps contiguous tensors contiguous.
-  const int64_t stride = d < x.dim() ? x.shape()[d] * x.strides()[d] : 1;
+  // (An empty tensor's strides may be so large that the product overflows: then 1.)
+  int64_t stride = 1;
+  if (d < x.dim() && __builtin_mul_overflow(x.shape()[d], x.strides()[d], &stride)) stride = 1;
   shape.insert(d, 1);
   strides.insert(d, stride);
-  out = make_view(x, shape, strides, x.offset());
+  out = make_view("unsqueeze", x, shape, strides, x.offset());
 }
 
 Tensor squeeze(const Tensor& x, Where loc) {
@@ -242,7 +270,7 @@ void squeeze_view(const Tensor& x, const SqueezeAttrs& attrs, Tensor& out) {
     shape.push_back(x.shape()[i]);
     strides.push_back(x.strides()[i]);
   }
-  out = make_view(x, shape, strides, x.offset());
+  out = make_view("squeeze", x, shape, strides, x.offset());
 }
 
 Tensor expand(const Tensor& x, const Dims& shape, Where loc) {
@@ -279,7 +307,8 @@ void expand_view(const Tensor& x, const ExpandAttrs& attrs, Tensor& out) {
       strides[i] = 0;
     }
   }
-  out = make_view(x, shape, strides, x.offset());
+  checked_numel(shape, "expand");  // [2^32, 2^32] over one element: more elements than int64 counts
+  out = make_view("expand", x, shape, strides, x.offset());
 }
 
 // ---- narrow / slice / select / as_strided -------------------------------------------------
@@ -304,7 +333,7 @@ void narrow_view(const Tensor& x, const NarrowAttrs& attrs, Tensor& out) {
            x.shape());
   Dims shape = x.shape();
   shape[d] = length;
-  out = make_view(x, shape, x.strides(), x.offset() + start * x.strides()[d]);
+  out = make_view("narrow", x, shape, x.strides(), offset_along("narrow", x, d, start));
 }
 
 Tensor slice(const Tensor& x, int64_t dim, int64_t start, int64_t end, int64_t step, Where loc) {
@@ -325,9 +354,15 @@ void slice_view(const Tensor& x, const SliceAttrs& attrs, Tensor& out) {
   // ceil((end - start) / step) without forming end - start + step - 1, which overflows for a huge step.
   const int64_t span = end - start;
   shape[d] = span / attrs.step + (span % attrs.step != 0 ? 1 : 0);
-  TS_CHECK(!__builtin_mul_overflow(strides[d], attrs.step, &strides[d]),
-           "slice: step {} times the stride {} of dimension {} overflows", attrs.step, x.strides()[d], d);
-  out = make_view(x, shape, strides, x.offset() + start * x.strides()[d]);
+  // The new stride is step times the old one. A dim of size 0 or 1 never uses its
+  // stride: it keeps the old one, and a huge step (INT64_MAX) that keeps one element
+  // is valid. With two elements or more, step < size and the product lies inside the
+  // extent of x: it cannot overflow unless x is empty with huge strides.
+  if (shape[d] > 1)
+    TS_CHECK(!__builtin_mul_overflow(x.strides()[d], attrs.step, &strides[d]),
+             "slice: step {} times the stride {} of dimension {} overflows int64 (shape {}, strides {})", attrs.step,
+             x.strides()[d], d, x.shape(), x.strides());
+  out = make_view("slice", x, shape, strides, offset_along("slice", x, d, start));
 }
 
 Tensor select(const Tensor& x, int64_t dim, int64_t index, Where loc) {
@@ -347,7 +382,7 @@ void select_view(const Tensor& x, const SelectAttrs& attrs, Tensor& out) {
   Dims shape = x.shape(), strides = x.strides();
   shape.erase(d);
   strides.erase(d);
-  out = make_view(x, shape, strides, x.offset() + i * x.strides()[d]);
+  out = make_view("select", x, shape, strides, offset_along("select", x, d, i));
 }
 
 Tensor as_strided(const Tensor& x, const Dims& shape, const Dims& strides, int64_t offset, Where loc) {
@@ -361,26 +396,28 @@ void as_strided_view(const Tensor& x, const AsStridedAttrs& attrs, Tensor& out) 
   TS_CHECK(shape.size() == strides.size(), "as_strided: mismatch in length of strides ({}) and shape ({})", strides,
            shape);
   TS_CHECK(attrs.offset >= 0, "as_strided: negative storage offset {}", attrs.offset);
-  // The last element reached must lie inside the storage; every step checked for overflow.
-  int64_t last = attrs.offset;
-  bool overflow = false;
-  for (int i = 0; i < shape.size(); ++i) {
+  for (int i = 0; i < shape.size(); ++i)
     TS_CHECK(shape[i] >= 0 && strides[i] >= 0, "as_strided: negative size or stride (shape {}, strides {})", shape,
              strides);
-    if (shape[i] == 0) last = -1;
-    int64_t reach = 0;
-    if (last >= 0) overflow |= __builtin_mul_overflow(shape[i] - 1, strides[i], &reach) ||
-                               __builtin_add_overflow(last, reach, &last);
-  }
+  checked_numel(shape, "as_strided");
+  // One past the last element reached (0 when a size is 0: nothing is reached, whatever
+  // the strides), every step checked for overflow; it must lie inside the storage.
+  const int64_t extent = storage_extent(shape, strides, attrs.offset, "as_strided");
   const int64_t itemsize = static_cast<int64_t>(x.element_size());
   const int64_t storage_elems = static_cast<int64_t>(x.storage()->nbytes()) / itemsize;
-  TS_CHECK(!overflow, "as_strided: sizes {}, strides {} and storage offset {} reach past any storage (the extent "
-           "overflows int64)", shape, strides, attrs.offset);
-  TS_CHECK(last < storage_elems,
-           "as_strided: sizes {}, strides {}, storage offset {} and itemsize {} require a storage of {} bytes, but "
-           "the storage holds {} bytes",
-           shape, strides, attrs.offset, itemsize, (last + 1) * itemsize, x.storage()->nbytes());
-  out = make_view(x, shape, strides, attrs.offset);
+  if (extent > storage_elems) {
+    int64_t bytes = 0;
+    const bool fits = !__builtin_mul_overflow(extent, itemsize, &bytes);
+    fail("as_strided: sizes {}, strides {}, storage offset {} and itemsize {} require a storage of {} bytes, but the "
+         "storage holds {} bytes",
+         shape, strides, attrs.offset, itemsize, fits ? fmt::to_string(bytes) : fmt::format("more than {}", INT64_MAX),
+         x.storage()->nbytes());
+  }
+  int64_t offset_bytes = 0;  // data_ptr() of the view, even an empty one, must be addressable
+  TS_CHECK(!__builtin_mul_overflow(attrs.offset, itemsize, &offset_bytes),
+           "as_strided: storage offset {} times the itemsize {} overflows int64 (shape {}, strides {})", attrs.offset,
+           itemsize, shape, strides);
+  out = make_view("as_strided", x, shape, strides, attrs.offset);
 }
 
 }  // namespace ts
