@@ -144,6 +144,7 @@ std::vector<T> Tensor::to_vector() const {
   for (int64_t n = numel(); n > 0; --n) {
     values.push_back(convert_element<T>(base + offset * esize, dtype_));
     for (int d = dim() - 1; d >= 0; --d) {
+      if (shape_[d] == 1) continue;  // its stride is never used, and may be as large as INT64_MAX
       offset += strides_[d];
       if (++index[d] < shape_[d]) break;
       offset -= strides_[d] * shape_[d];

@@ -18,6 +18,9 @@ namespace ts {
 namespace {
 
 void softmax_rows(const Tensor& x, const SoftmaxAttrs& attrs, Tensor& out, bool safe) {
+  // Nothing to write. (The rows of an empty x along a size-0 dim would still be walked,
+  // through strides that an empty view may carry up to INT64_MAX.)
+  if (x.numel() == 0) return;
   const int d = static_cast<int>(attrs.dim);
   const int64_t n = x.dim() == 0 ? 1 : x.shape()[d];
   const int64_t xs = x.dim() == 0 ? 1 : x.strides()[d], os = out.dim() == 0 ? 1 : out.strides()[d];
