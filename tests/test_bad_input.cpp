@@ -57,22 +57,6 @@ struct BadCase {
 // Empty while every case passes: a bug found later is listed here with its reproducer
 // until it is fixed.
 const std::map<std::string, std::string, std::less<>> kExpectedToFail = {
-    // An empty operand may carry strides whose multiples overflow int64 (as_strided
-    // accepts them: it addresses nothing). The CPU bmm walks its batches through
-    // batch_matrix (ops/matmul/matmul_cpu_ref.cpp), which forms offset + index * stride[0]
-    // for every batch: 1 * 2^62 elements is past int64 bytes, and the Tensor it builds
-    // throws from inside the kernel. Fix: an empty matrix keeps x's offset (it is never read).
-    {"bmm: K = 0 with a huge batch stride gives zeros",
-     "ts::bmm(ts::as_strided(ones({4}), {3, 1, 0}, {1LL << 62, 1, 1}, 0), ones({3, 0, 1})) throws \"Tensor: storage "
-     "offset in bytes: 4611686018427387904 * 4 overflows int64\"; PyTorch returns zeros [3, 1, 1]"},
-    // The OpenBLAS rung of mm passes a row-major operand's row stride to sgemm as its int
-    // leading dimension (blas_operand, ops/matmul/matmul_cpu_openblas.cpp), even for a
-    // single row, whose stride is never used: 2^40 wraps to lda 0, sgemm refuses it
-    // ("parameter number 8 had an illegal value") and the output is left unwritten. Fix:
-    // ld = max(cols, 1) for one row; a contiguous copy when a used stride exceeds INT32_MAX.
-    {"mm: a single row whose stride does not fit in int32",
-     "ts::mm(ts::as_strided(ts::full({4}, 2.75), {1, 1}, {1LL << 40, 1}, 3), ts::ones({1, 1})) returns garbage "
-     "instead of [[2.75]]"},
 };
 
 // Cases that pass in a normal build but fail under the sanitizers (the sanitize preset),

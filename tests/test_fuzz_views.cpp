@@ -21,7 +21,6 @@
 //   TS_FUZZ_SEED    the seed (default 2024; `make fuzz` draws a fresh one and prints it)
 //   TS_FUZZ_CASES   how many cases (default 5000)
 //   TS_FUZZ_FIRST   the first case index (default 0): with TS_FUZZ_CASES=1, one case
-//   TS_FUZZ_ALL     1: also the cases left out because of a known bug (kExclude)
 #include <doctest/doctest.h>
 #include <fmt/format.h>
 
@@ -185,22 +184,6 @@ Dims to_dims(const Shape& s) { return Dims(s.begin(), s.end()); }
 Shape to_shape(const Dims& d) { return Shape(d.begin(), d.end()); }
 
 // ---- one case -------------------------------------------------------------------------------
-
-// The cases left out of the default run because of a known bug in ops/ (each names the
-// bug); TS_FUZZ_ALL=1 runs them too.
-struct Exclusions {
-  // mm of a view whose strides do not fit in int32: the OpenBLAS rung
-  // (ops/matmul/matmul_cpu_openblas.cpp, blas_operand) passes a row-major operand's row
-  // stride to sgemm as its int leading dimension, even for a single row, whose stride is
-  // never used: as_strided(x, {1, 1}, {1LL << 40, 1}, 0) wraps to lda 0, sgemm refuses
-  // it and the output is left unwritten. Fix: a leading dimension of max(cols, 1) for
-  // one row, and a contiguous copy when a used stride exceeds INT32_MAX.
-  bool blas_int_strides = true;
-} const kExclude = [] {
-  Exclusions e;
-  if (env_u64("TS_FUZZ_ALL", 0) == 1) e.blas_int_strides = false;
-  return e;
-}();
 
 // a + b * c exactly, or nothing when int64 cannot hold it: an empty view may carry
 // strides near INT64_MAX (as_strided), and a storage offset or a stride computed from
@@ -756,12 +739,6 @@ struct Case {
           return;
         }
         const bool possible = n == 2 && (!square || r.shape[0] == r.shape[1]);
-        const bool int32_strides = std::all_of(s.t.strides().begin(), s.t.strides().end(),
-                                               [](int64_t v) { return v <= std::numeric_limits<int32_t>::max(); });
-        if (possible && !int32_strides && kExclude.blas_int_strides) {
-          log += "(left out: a stride past int32, a known bug of mm's OpenBLAS rung; TS_FUZZ_ALL=1 runs it)\n";
-          return;
-        }
         const std::optional<Tensor> got =
             attempt(possible, [&] { return square ? ts::mm(s.t, s.t) : ts::mm(s.t, ts::t(s.t)); });
         if (!got) return;

@@ -10,6 +10,8 @@
 // Try:   ./build/dev/tutorials/01_matmul_add --device cpu --size 4096
 #include <cblas.h>
 
+#include <algorithm>
+#include <limits>
 #include <vector>
 
 #include "ops/checks.h"
@@ -33,16 +35,21 @@ BlasOperand blas_operand(const Tensor& x) {
   const int64_t rows = x.shape()[0], cols = x.shape()[1];
   const int64_t s0 = x.strides()[0], s1 = x.strides()[1];
   BlasOperand op;
+  // sgemm takes the leading dimension as an int: a stride past INT32_MAX that the product
+  // steps over goes to the copy below. One row (or one column) never steps: its ld is free.
+  constexpr int64_t kMaxLd = std::numeric_limits<int>::max();
   if (x.dtype() == DType::f32) {
-    if ((s1 == 1 || cols <= 1) && s0 >= std::max<int64_t>(cols, 1)) {  // row-major
+    const int64_t row_ld = rows <= 1 ? std::max<int64_t>(cols, 1) : s0;
+    if ((s1 == 1 || cols <= 1) && row_ld >= std::max<int64_t>(cols, 1) && row_ld <= kMaxLd) {  // row-major
       op.data = static_cast<const float*>(x.data_ptr());
-      op.ld = s0;
+      op.ld = row_ld;
       return op;
     }
-    if ((s0 == 1 || rows <= 1) && s1 >= std::max<int64_t>(rows, 1)) {  // column-major: a t() view
+    const int64_t col_ld = cols <= 1 ? std::max<int64_t>(rows, 1) : s1;
+    if ((s0 == 1 || rows <= 1) && col_ld >= std::max<int64_t>(rows, 1) && col_ld <= kMaxLd) {  // column-major: a t() view
       op.data = static_cast<const float*>(x.data_ptr());
       op.trans = CblasTrans;
-      op.ld = s1;
+      op.ld = col_ld;
       return op;
     }
   }

@@ -14,8 +14,11 @@
 namespace ts {
 
 Tensor batch_matrix(const Tensor& x, int64_t index) {
+  // An empty matrix addresses nothing: it keeps x's offset, whatever the batch stride (which
+  // may be any value on an empty tensor, one whose multiples overflow included).
+  const bool empty = x.shape()[1] == 0 || x.shape()[2] == 0;
   return Tensor(x.storage(), {x.shape()[1], x.shape()[2]}, {x.strides()[1], x.strides()[2]},
-                x.offset() + index * x.strides()[0], x.dtype());
+                empty ? x.offset() : x.offset() + index * x.strides()[0], x.dtype());
 }
 
 void gemm_cpu_ref(const Tensor& a, const Tensor& b, const Tensor& c, double alpha, double beta, Tensor& out) {
