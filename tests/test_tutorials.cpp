@@ -52,7 +52,7 @@ TEST_CASE("tutorials: 02_linear runs eager and with the pre-transposed weight, a
 }
 
 TEST_CASE("tutorials: 03_mlp runs every path at a small size and passes its check") {
-  for (const char* path : {"eager", "fused", "merged"}) {
+  for (const char* path : {"eager", "fused", "merged", "epilogue"}) {
     INFO(path);
     CHECK(run_tutorial("03_mlp", std::string("--batch 2 --seq 8 --dim 64 --hidden 96 --path ") + path +
                                      " --out-dir /tmp/ts_tutorial_test/03_mlp") == 0);

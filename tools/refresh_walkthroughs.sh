@@ -161,8 +161,7 @@ if ((readings_only == 0)) && [[ $device == cuda ]]; then
   # The machine code: the wgmma rung's tensor-core instructions (HGMMA) and no local memory.
   run "$h/sass.out.txt" bash -c "w=\$(find $build -name matmul_cuda_wgmma.cu.o | head -1); m=\$(find $build -name matmul_cuda_mma.cu.o | head -1);
       echo \"wgmma rung: HGMMA \$(cuobjdump -sass \$w | grep -c HGMMA), HMMA \$(cuobjdump -sass \$w | grep -c ' HMMA'), LDL/STL \$(cuobjdump -sass \$w | grep -cE ' (LDL|STL)')\";
-      echo \"mma.sync rung: HMMA \$(cuobjdump -sass \$m | grep -c ' HMMA'), LDL/STL \$(cuobjdump -sass \$m | grep -cE ' (LDL|STL)')\";
-      cuobjdump -res-usage \$w \$m | grep -E 'Function|REG'"
+      echo \"mma.sync rung: HMMA \$(cuobjdump -sass \$m | grep -c ' HMMA'), LDL/STL \$(cuobjdump -sass \$m | grep -cE ' (LDL|STL)')\""
 fi
 
 # ---- readings of every trace: step excerpts, kernel durations ------------------------------------------

@@ -23,7 +23,7 @@ if [[ $mode == --cpu-small ]]; then
   run "$bin/01_matmul_add" --device cpu --size 8 --fused --schedule-wait 0 --schedule-warmup 0 --out-dir "$out/01"
   run "$bin/02_linear" --device cpu --tokens 33 --in 7 --out 5 --out-dir "$out/02"
   run "$bin/02_linear" --device cpu --tokens 33 --in 7 --out 5 --fused --dtype f32 --out-dir "$out/02"
-  for path in eager fused merged; do
+  for path in eager fused merged epilogue; do
     run "$bin/03_mlp" --device cpu --batch 2 --seq 5 --dim 16 --hidden 24 --path "$path" --out-dir "$out/03"
   done
   for path in naive inplace math flash_v1 flash_v2; do
