@@ -25,6 +25,9 @@
 #include "tensor/cuda_allocator.h"
 #include "tensor/cuda_device.h"
 #include "tests/support/run_command.h"
+#ifdef TS_SOURCE_DIR
+#include "tests/support/quote_check.h"
+#endif
 
 namespace prof = ts::profiler;
 using prof::Event;
@@ -291,77 +294,13 @@ TEST_CASE("profiler cuda tutorial: 05_memory_and_syncs on the GPU, with and with
 // ---- the walk-through quotes the committed runs --------------------------------------------------
 
 #ifdef TS_SOURCE_DIR
-namespace {
-
-std::string read_source(const std::string& relative) {
-  std::ifstream in(std::string(TS_SOURCE_DIR) + "/" + relative);
-  REQUIRE_MESSAGE(in.good(), "cannot read ", relative);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
-// Every file of a committed folder (recursively), concatenated.
-std::string read_folder(const std::string& relative) {
-  std::string all;
-  for (const auto& entry : std::filesystem::recursive_directory_iterator(std::string(TS_SOURCE_DIR) + "/" + relative))
-    if (entry.is_regular_file())
-      all += read_source(std::filesystem::relative(entry.path(), TS_SOURCE_DIR).string()) + "\n";
-  return all;
-}
-
-// The walk-throughs' quoting rules: every decimal number of the prose (12.345) is in `corpus`, except
-// the result of a derivation written "(arithmetic: a / b = c)", whose inputs left of its last '=' are
-// checked; every line of a fenced excerpt is in `corpus` verbatim (trailing spaces aside), except in
-// blocks fenced as ```sh (commands to type). Returns {numbers checked, excerpt lines checked}.
-std::pair<int, int> check_quotes(const std::string& doc_name, const std::string& doc, const std::string& corpus) {
-  static const std::regex decimal(R"(\d+\.\d+)");
-  static const std::regex arithmetic(R"(\(arithmetic:([^)]*)\))");
-  int numbers = 0, excerpt_lines = 0;
-  std::istringstream lines(doc);
-  bool in_block = false, command_block = false;
-  int line_no = 0;
-  for (std::string line; std::getline(lines, line);) {
-    ++line_no;
-    if (line.rfind("```", 0) == 0) {
-      command_block = !in_block && line == "```sh";
-      in_block = !in_block;
-      continue;
-    }
-    INFO(doc_name, ":", line_no, ": ", line);
-    if (in_block) {
-      if (command_block) continue;
-      std::string trimmed = line;
-      while (!trimmed.empty() && trimmed.back() == ' ') trimmed.pop_back();
-      if (trimmed.empty()) continue;
-      CHECK_MESSAGE(corpus.find(trimmed) != std::string::npos, "excerpt line not in the committed files");
-      ++excerpt_lines;
-      continue;
-    }
-    std::string prose;
-    auto begin = line.cbegin();
-    for (std::sregex_iterator it(line.begin(), line.end(), arithmetic), end; it != end; ++it) {
-      prose.append(begin, line.cbegin() + it->position());
-      const std::string inside = (*it)[1].str();
-      prose += " " + inside.substr(0, inside.rfind('=')) + " ";
-      begin = line.cbegin() + it->position() + it->length();
-    }
-    prose.append(begin, line.cend());
-    for (std::sregex_iterator it(prose.begin(), prose.end(), decimal), end; it != end; ++it) {
-      CHECK_MESSAGE(corpus.find(it->str()) != std::string::npos, it->str(), " is not in the committed files");
-      ++numbers;
-    }
-  }
-  return {numbers, excerpt_lines};
-}
-
-}  // namespace
 
 TEST_CASE("tutorials/05_memory_and_syncs.md quotes only numbers and lines of the committed runs it names") {
   const std::string corpus =
-      read_folder("docs/h200-runs/05_memory_and_syncs") + read_folder("docs/cpu-runs/05_memory_and_syncs");
+      ts::testing::read_folder("docs/h200-runs/05_memory_and_syncs") +
+      ts::testing::read_folder("docs/cpu-runs/05_memory_and_syncs");
   const auto [numbers, excerpt_lines] =
-      check_quotes("tutorials/05_memory_and_syncs.md", read_source("tutorials/05_memory_and_syncs.md"), corpus);
+      ts::testing::check_quotes("tutorials/05_memory_and_syncs.md", ts::testing::read_source("tutorials/05_memory_and_syncs.md"), corpus);
   CHECK(numbers >= 60);         // the page quotes numbers...
   CHECK(excerpt_lines >= 100);  // ...and excerpts, and the check saw them
 }

@@ -33,6 +33,9 @@
 #include "profiler/profiler.h"
 #include "tensor/cuda_device.h"
 #include "tests/support/compare.h"
+#ifdef TS_SOURCE_DIR
+#include "tests/support/quote_check.h"
+#endif
 
 using ts::DType;
 using ts::Tensor;
@@ -427,92 +430,25 @@ TEST_CASE("profiler cuda: nn attention: kernels and copies per forward, op by op
 // ---- the walk-through and the README quote the committed H200 files -------------------------------
 
 #ifdef TS_SOURCE_DIR
-namespace {
-
-std::string read_source(const std::string& relative) {
-  std::ifstream in(std::string(TS_SOURCE_DIR) + "/" + relative);
-  REQUIRE_MESSAGE(in.good(), "cannot read ", relative);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
-// Every file of a committed folder (recursively), concatenated.
-std::string read_folder(const std::string& relative) {
-  std::string all;
-  for (const auto& entry : std::filesystem::recursive_directory_iterator(std::string(TS_SOURCE_DIR) + "/" + relative))
-    if (entry.is_regular_file())
-      all += read_source(std::filesystem::relative(entry.path(), TS_SOURCE_DIR).string()) + "\n";
-  return all;
-}
-
-struct QuoteCheck {
-  int numbers = 0, excerpt_lines = 0;
-};
-
-// The quoting rules of the walk-throughs: every decimal number of the prose (12.345) is in `corpus`,
-// except the results of a derivation written "(arithmetic: a / b = c)", whose inputs left of the
-// '=' are checked and whose result is not; every line of a fenced excerpt is in `corpus` verbatim
-// (trailing spaces aside), except in blocks fenced as ```sh (commands to type).
-QuoteCheck check_quotes(const std::string& doc_name, const std::string& doc, const std::string& corpus) {
-  static const std::regex decimal(R"(\d+\.\d+)");
-  static const std::regex arithmetic(R"(\(arithmetic:([^)]*)\))");
-  QuoteCheck n;
-  std::istringstream lines(doc);
-  bool in_block = false, command_block = false;
-  int line_no = 0;
-  for (std::string line; std::getline(lines, line);) {
-    ++line_no;
-    if (line.rfind("```", 0) == 0) {
-      command_block = !in_block && line == "```sh";
-      in_block = !in_block;
-      continue;
-    }
-    INFO(doc_name, ":", line_no, ": ", line);
-    if (in_block) {
-      if (command_block) continue;
-      std::string trimmed = line;
-      while (!trimmed.empty() && trimmed.back() == ' ') trimmed.pop_back();
-      if (trimmed.empty()) continue;
-      CHECK_MESSAGE(corpus.find(trimmed) != std::string::npos, "excerpt line not in the committed files");
-      ++n.excerpt_lines;
-      continue;
-    }
-    // Keep the inputs of each derivation (left of its last '='), drop its result.
-    std::string prose;
-    auto begin = line.cbegin();
-    for (std::sregex_iterator it(line.begin(), line.end(), arithmetic), end; it != end; ++it) {
-      prose.append(begin, line.cbegin() + it->position());
-      const std::string inside = (*it)[1].str();
-      prose += " " + inside.substr(0, inside.rfind('=')) + " ";
-      begin = line.cbegin() + it->position() + it->length();
-    }
-    prose.append(begin, line.cend());
-    for (std::sregex_iterator it(prose.begin(), prose.end(), decimal), end; it != end; ++it) {
-      CHECK_MESSAGE(corpus.find(it->str()) != std::string::npos, it->str(), " is not in the committed files");
-      ++n.numbers;
-    }
-  }
-  return n;
-}
-
-}  // namespace
 
 TEST_CASE("nn attention: every number tutorials/04_attention.md quotes is in the committed files it names") {
   const std::string corpus =
-      read_folder("docs/h200-runs/04_attention") + read_source("docs/outputs/04_attention_cpu_flash_v2.txt");
-  const QuoteCheck n = check_quotes("tutorials/04_attention.md", read_source("tutorials/04_attention.md"), corpus);
+      ts::testing::read_folder("docs/h200-runs/04_attention") +
+      ts::testing::read_source("docs/outputs/04_attention_cpu_flash_v2.txt");
+  const ts::testing::QuoteCheck n = ts::testing::check_quotes("tutorials/04_attention.md", ts::testing::read_source("tutorials/04_attention.md"),
+                                                                 corpus);
   CHECK(n.numbers >= 100);       // the page quotes numbers...
   CHECK(n.excerpt_lines >= 60);  // ...and excerpts, and the check saw them
 }
 
 TEST_CASE("nn attention: every number of ops/attention/README.md's Measured and Tests sections is in the H200 files") {
-  const std::string readme = read_source("ops/attention/README.md");
+  const std::string readme = ts::testing::read_source("ops/attention/README.md");
   const size_t from = readme.find("## Measured"), to = readme.find("## What flash_v2 does not do yet");
   REQUIRE(from != std::string::npos);
   REQUIRE(to != std::string::npos);
-  const std::string corpus = read_folder("docs/h200-runs/04_attention") + read_source("docs/h200-runs/flash_attention.txt");
-  const QuoteCheck n = check_quotes("ops/attention/README.md", readme.substr(from, to - from), corpus);
+  const std::string corpus = ts::testing::read_folder("docs/h200-runs/04_attention") +
+                             ts::testing::read_source("docs/h200-runs/flash_attention.txt");
+  const ts::testing::QuoteCheck n = ts::testing::check_quotes("ops/attention/README.md", readme.substr(from, to - from), corpus);
   CHECK(n.numbers >= 40);
 }
 #endif
