@@ -2,6 +2,7 @@
 //
 //   launch                      kernel<<<grid, block>>>(args...) on the current stream, error kept
 //   launch_with_smem            the same with dynamic shared memory: kernel<<<grid, block, bytes>>>(args...)
+//   allow_smem                  a kernel's leave to use over 48 KiB of it, once per device
 //   TS_CHECK_LAUNCH             after a kernel<<<...>>>(args...) launch: its error kept the same way
 //   ceil_div, grid_for          launch arithmetic
 //   CudaType / visit_*_dtype    ts::DType -> the CUDA element type (float, __nv_bfloat16, __half, bool, int64_t)
@@ -18,6 +19,7 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <cstdint>
 #include <cstring>
 #include <tuple>
@@ -64,6 +66,18 @@ void launch_with_smem(void (*kernel)(Params...), dim3 grid, dim3 block, size_t s
                                            cuda::current_stream()));
       },
       values);
+}
+
+// Allows `kernel` `bytes` of dynamic shared memory on `device` (the current one), once per device:
+// past 48 KiB a kernel must ask (cudaFuncAttributeMaxDynamicSharedMemorySize), and the attribute
+// is per device. `done` (one per kernel, static at the caller) remembers the devices asked.
+template <typename... Params>
+void allow_smem(void (*kernel)(Params...), size_t bytes, int device, std::atomic<uint64_t>& done) {
+  const uint64_t bit = uint64_t{1} << (device & 63);
+  if (done.load(std::memory_order_acquire) & bit) return;
+  TS_CUDA_CHECK(cudaFuncSetAttribute(reinterpret_cast<const void*>(kernel), cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                     static_cast<int>(bytes)));
+  done.fetch_or(bit, std::memory_order_release);
 }
 
 template <typename... Params, typename... Args>

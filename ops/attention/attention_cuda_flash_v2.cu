@@ -307,18 +307,6 @@ bool sdpa_cuda_flash_v2_supports(const Tensor& q, const Tensor& k, const Tensor&
   return flash_device_supports("flash_v2", q, k, v, why);
 }
 
-namespace {
-
-// Allows `kernel` its dynamic shared memory on `device`, once (past 48 KiB it must be asked for).
-void allow_smem(void (*kernel)(FlashProblem), size_t bytes, int device, std::atomic<uint64_t>& done) {
-  const uint64_t bit = uint64_t{1} << (device & 63);
-  if (done.load(std::memory_order_acquire) & bit) return;
-  TS_CUDA_CHECK(cudaFuncSetAttribute(reinterpret_cast<const void*>(kernel),
-                                     cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes)));
-  done.fetch_or(bit, std::memory_order_release);
-}
-
-}  // namespace
 
 void sdpa_cuda_flash_v2(const Tensor& q, const Tensor& k, const Tensor& v, const SdpaAttrs& attrs, Tensor& out) {
   std::string why;

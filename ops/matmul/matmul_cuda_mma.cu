@@ -163,26 +163,23 @@ __global__ void __launch_bounds__(kThreadsMma) gemm_mma_kernel(GemmProblem p) {
 }
 
 template <typename T, bool kBKMajor>
-void launch_mma_typed(const GemmProblem& p) {
+void launch_mma_typed(const GemmProblem& p, int device) {
   auto kernel = gemm_mma_kernel<T, kBKMajor>;
-  static const bool smem_raised = [&] {
-    TS_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                       static_cast<int>(kSmemBytesMma)));
-    return true;
-  }();
-  (void)smem_raised;
+  static std::atomic<uint64_t> allowed;  // devices this instance may use its shared memory on
+  allow_smem(kernel, kSmemBytesMma, device, allowed);
   const dim3 grid(static_cast<unsigned>(ceil_div(p.N, kBN)),
                   static_cast<unsigned>(std::min<int64_t>(ceil_div(p.M, kBM), 65535)),
                   static_cast<unsigned>(std::min<int64_t>(p.batch, 65535)));
   launch_with_smem(kernel, grid, dim3(kThreadsMma), kSmemBytesMma, p);
 }
 
-void launch_mma(const GemmProblem& p, DType dtype) {
+void launch_mma(const GemmProblem& p, const Tensor& out) {
   const bool k_major = p.b_row == 1;
-  if (dtype == DType::bf16) {
-    k_major ? launch_mma_typed<__nv_bfloat16, true>(p) : launch_mma_typed<__nv_bfloat16, false>(p);
+  const int device = out.device().index;
+  if (out.dtype() == DType::bf16) {
+    k_major ? launch_mma_typed<__nv_bfloat16, true>(p, device) : launch_mma_typed<__nv_bfloat16, false>(p, device);
   } else {
-    k_major ? launch_mma_typed<__half, true>(p) : launch_mma_typed<__half, false>(p);
+    k_major ? launch_mma_typed<__half, true>(p, device) : launch_mma_typed<__half, false>(p, device);
   }
 }
 
@@ -200,13 +197,13 @@ bool gemm_cuda_mma_supports(const OpCall& call, std::string* why) {
 }
 
 void mm_cuda_mma(const Tensor& a, const Tensor& b, Tensor& out) {
-  launch_mma(gemm_problem(a, b, nullptr, 0, 1, out), out.dtype());
+  launch_mma(gemm_problem(a, b, nullptr, 0, 1, out), out);
 }
 void bmm_cuda_mma(const Tensor& a, const Tensor& b, Tensor& out) {
-  launch_mma(gemm_problem(a, b, nullptr, 0, 1, out), out.dtype());
+  launch_mma(gemm_problem(a, b, nullptr, 0, 1, out), out);
 }
 void addmm_cuda_mma(const Tensor& c, const Tensor& a, const Tensor& b, const AddmmAttrs& attrs, Tensor& out) {
-  launch_mma(gemm_problem(a, b, &c, attrs.beta, attrs.alpha, out), out.dtype());
+  launch_mma(gemm_problem(a, b, &c, attrs.beta, attrs.alpha, out), out);
 }
 
 }  // namespace ts

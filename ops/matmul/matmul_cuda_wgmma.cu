@@ -323,12 +323,8 @@ void launch_wgmma_typed(const GemmProblem& g, const WgmmaProblem& p, int device,
                                                g.b_batch, kBN / 2, kBK, what)
                : hopper::make_tensor_map_16bit(g.b, g.batch, g.K, g.N, g.b_row, g.b_batch, kBK, 64, what);
   auto kernel = gemm_wgmma_kernel<T, kBKMajor, kEpi>;
-  static const bool smem_raised = [&] {
-    TS_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                       static_cast<int>(kSmemBytes<kEpi>)));
-    return true;
-  }();
-  (void)smem_raised;
+  static std::atomic<uint64_t> allowed;  // devices this instance may use its shared memory on
+  allow_smem(kernel, kSmemBytes<kEpi>, device, allowed);
   const int sms = properties(device).multiprocessors;
   const int tiles = p.tiles_m * p.tiles_n * p.batch;
   // The output in boxes of 64 x 64; when its rows break TMA's alignment rule the kernel stores
