@@ -36,6 +36,7 @@
 #include <vector>
 
 #include "ops/ops.h"
+#include "tests/support/case_rng.h"
 
 using ts::Dims;
 using ts::DType;
@@ -154,22 +155,11 @@ std::optional<Ref> brute_force_view(const Ref& x, const Shape& shape) {
 
 // ---- random numbers ---------------------------------------------------------------------
 
-uint64_t env_u64(const char* name, uint64_t fallback) {
-  const char* v = std::getenv(name);
-  return v != nullptr && *v != '\0' ? std::strtoull(v, nullptr, 10) : fallback;
-}
+using ts::testing::env_u64;
 
-struct Rng {
-  std::mt19937_64 engine;
-  Rng(uint64_t seed, uint64_t index) {
-    // splitmix64 of (seed, index): every case has its own stream.
-    uint64_t z = seed + 0x9e3779b97f4a7c15ULL * (index + 1);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    engine.seed(z ^ (z >> 31));
-  }
-  int64_t pick(int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(engine); }
-  bool chance(double p) { return std::uniform_real_distribution<double>(0, 1)(engine) < p; }
+// Every case has its own stream (tests/support/case_rng.h), plus the draws this fuzzer needs.
+struct Rng : ts::testing::CaseRng {
+  using CaseRng::CaseRng;
   // A dim argument for a tensor of `ndim` dims: mostly valid, sometimes just out of range.
   int64_t dim(int ndim) {
     const int64_t n = std::max(ndim, 1);

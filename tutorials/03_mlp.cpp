@@ -19,11 +19,9 @@
 //          [--dim 768] [--hidden 3072] [--dtype bf16|f16|f32] [--warmup 0] [--active 3] [--device cpu|cuda]
 #include <fmt/core.h>
 
-#include <cmath>
-#include <numbers>
-
 #include "nn/geglu_mlp.h"
 #include "ops/ops.h"
+#include "tutorials/mlp_reference.h"
 #include "tutorials/tutorial_support.h"
 
 namespace {
@@ -32,38 +30,6 @@ struct Flags : tutorial::CommonFlags {
   std::string path = "eager";
   int64_t batch = 64, seq = 128, dim = 768, hidden = 3072;
 };
-
-// Relative error of a few output rows against the MLP computed in double.
-double sampled_error(const ts::nn::GeGLUMLP& mlp, const ts::Tensor& x, const ts::Tensor& y, int64_t dim,
-                     int64_t hidden) {
-  const std::vector<double> gu = mlp.gate_up_weight().to_vector<double>();  // [2H, D]: gate rows, then up rows
-  const std::vector<double> dw = mlp.down().weight().to_vector<double>();   // [D, H]
-  const ts::Tensor x2 = x.reshape({-1, dim}), y2 = y.reshape({-1, dim});
-  const int64_t tokens = x2.size(0);
-  const double c = std::sqrt(2.0 / std::numbers::pi);
-  double diff2 = 0, ref2 = 0;
-  for (int64_t sample = 0; sample < 4; ++sample) {
-    const int64_t t = sample * (tokens - 1) / 3;  // first, last and two rows between
-    const std::vector<double> xt = x2.select(0, t).to_vector<double>(), yt = y2.select(0, t).to_vector<double>();
-    std::vector<double> h(static_cast<size_t>(hidden));
-    for (int64_t j = 0; j < hidden; ++j) {
-      double g = 0, u = 0;
-      for (int64_t k = 0; k < dim; ++k) {
-        g += xt[static_cast<size_t>(k)] * gu[static_cast<size_t>(j * dim + k)];
-        u += xt[static_cast<size_t>(k)] * gu[static_cast<size_t>((hidden + j) * dim + k)];
-      }
-      h[static_cast<size_t>(j)] = 0.5 * g * (1 + std::tanh(c * (g + 0.044715 * g * g * g))) * u;
-    }
-    for (int64_t i = 0; i < dim; ++i) {
-      double ref = 0;
-      for (int64_t j = 0; j < hidden; ++j) ref += h[static_cast<size_t>(j)] * dw[static_cast<size_t>(i * hidden + j)];
-      const double d = yt[static_cast<size_t>(i)] - ref;
-      diff2 += d * d;
-      ref2 += ref * ref;
-    }
-  }
-  return std::sqrt(diff2 / ref2);
-}
 
 int run(const Flags& f) {
   const ts::Device device = ts::Device::parse(f.device);
@@ -123,7 +89,7 @@ int run(const Flags& f) {
       tutorial::check_kernel_count(run.recording, expected, f.active, "forward", device.is_cuda());
   fmt::print("{}\n", count.report);
   const bool ok = count.passed();
-  const double error = sampled_error(mlp, x, y, f.dim, f.hidden);
+  const double error = tutorial::mlp_sampled_error(mlp, x, y, 4);  // the first, the last and two rows between
   // Three GEMMs and the elementwise middle each round to the dtype once.
   const double tolerance = dtype == ts::DType::f32 ? 1e-4 : 2e-2;
   fmt::print("check of 4 output rows against a float64 reference: {} (relative error {:.2e}, tolerance {:.0e})\n",

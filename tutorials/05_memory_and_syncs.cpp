@@ -40,6 +40,7 @@
 #include "ops/ops.h"
 #include "tensor/cuda_allocator.h"
 #include "tensor/cuda_check.h"
+#include "tutorials/mlp_reference.h"
 #include "tutorials/tutorial_support.h"
 
 namespace {
@@ -224,37 +225,6 @@ int count_calls(const prof::Recording& r, const Event& step, std::string_view na
   return n;
 }
 
-// The float64 reference of the MLP at a few rows: relative L2 error of y there.
-double mlp_error(const nn::GeGLUMLP& mlp, const ts::Tensor& x, const ts::Tensor& y, const Flags& f) {
-  const std::vector<double> gu = mlp.gate_up_weight().to_vector<double>();  // [2H, D]: gate rows, then up rows
-  const std::vector<double> dw = mlp.down().weight().to_vector<double>();   // [D, H]
-  const ts::Tensor x2 = x.reshape({-1, f.dim}), y2 = y.reshape({-1, f.dim});
-  const int64_t tokens = x2.size(0), D = f.dim, H = f.hidden;
-  const double c = std::sqrt(2.0 / std::numbers::pi);
-  double diff2 = 0, ref2 = 0;
-  for (int64_t sample = 0; sample < 3; ++sample) {
-    const int64_t t = sample * (tokens - 1) / 2;  // first, middle and last token
-    const std::vector<double> xt = x2.select(0, t).to_vector<double>(), yt = y2.select(0, t).to_vector<double>();
-    std::vector<double> h(static_cast<size_t>(H));
-    for (int64_t j = 0; j < H; ++j) {
-      double g = 0, u = 0;
-      for (int64_t k = 0; k < D; ++k) {
-        g += xt[static_cast<size_t>(k)] * gu[static_cast<size_t>(j * D + k)];
-        u += xt[static_cast<size_t>(k)] * gu[static_cast<size_t>((H + j) * D + k)];
-      }
-      h[static_cast<size_t>(j)] = 0.5 * g * (1 + std::tanh(c * (g + 0.044715 * g * g * g))) * u;
-    }
-    for (int64_t i = 0; i < D; ++i) {
-      double ref = 0;
-      for (int64_t j = 0; j < H; ++j) ref += h[static_cast<size_t>(j)] * dw[static_cast<size_t>(i * H + j)];
-      const double d = yt[static_cast<size_t>(i)] - ref;
-      diff2 += d * d;
-      ref2 += ref * ref;
-    }
-  }
-  return std::sqrt(diff2 / ref2);
-}
-
 // bf16/f16: three GEMMs and the elementwise middle each round once.
 double tolerance_for(ts::DType dtype) { return dtype == ts::DType::f32 ? 1e-4 : 2e-2; }
 
@@ -433,7 +403,7 @@ bool memory_path(const Flags& f, ts::Device device, nn::GeGLUMLP& mlp, const ts:
   }
   fmt::print("draw it: ./build/dev/ts_trace_svg --memory {} --step {} -o memory_{}.svg\n",
              p.json_path, f.first_recorded_step(), nn::mlp_path_name(path));
-  const double error = mlp_error(mlp, x, y, f);
+  const double error = tutorial::mlp_sampled_error(mlp, x, y, 3);  // the first, middle and last token
   ok &= report_check("3 output rows", error, tolerance_for(ts::parse_dtype(f.dtype)));
   fmt::print("\n");
   return ok;
