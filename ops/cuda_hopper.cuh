@@ -1,5 +1,6 @@
 // ops/cuda_hopper.cuh: Hopper's own instructions (sm_90a), one wrapper each, explained once.
-// The kernels that use them: ops/matmul/matmul_cuda_wgmma.cu (the GEMM and the GeGLU-epilogue GEMM).
+// The kernels that use them: ops/matmul/matmul_cuda_wgmma.cu (the GEMM and the GeGLU-epilogue GEMM)
+// and ops/attention/attention_cuda_flash_v3.cu (flash attention).
 //
 // The three pieces of a Hopper GEMM, and how they meet:
 //
@@ -89,6 +90,17 @@ __device__ __forceinline__ void tma_load_3d(void* dst, const CUtensorMap* map, u
       : "memory");
 }
 
+// The same for a 4-D tensor map (col, row, head, batch): the attention kernel's [B, H, seq, D]
+// inputs, whose head and batch strides need not nest.
+__device__ __forceinline__ void tma_load_4d(void* dst, const CUtensorMap* map, uint64_t* bar, int col, int row,
+                                            int head, int batch) {
+  asm volatile(
+      "cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%3, %4, %5, "
+      "%6}], [%2];\n" ::"r"(smem_u32(dst)),
+      "l"(reinterpret_cast<uint64_t>(map)), "r"(smem_u32(bar)), "r"(col), "r"(row), "r"(head), "r"(batch)
+      : "memory");
+}
+
 // The other direction: a box of shared memory (written in the tensor map's swizzled layout) to
 // the tensor at (col, row, batch); the parts of the box outside the tensor are not written.
 // Stores are tracked per thread in bulk groups: commit them, and wait before the shared memory is
@@ -114,6 +126,11 @@ __device__ __forceinline__ void fence_proxy_async_shared() {
 // __syncthreads): one warpgroup can synchronize without the rest of the block.
 __device__ __forceinline__ void named_barrier_sync(uint32_t id, uint32_t threads) {
   asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
+}
+// Counts this warp's threads on barrier `id` without waiting: the other side of a named_barrier_sync
+// (the barrier completes when `threads` have arrived or synced).
+__device__ __forceinline__ void named_barrier_arrive(uint32_t id, uint32_t threads) {
+  asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
 }
 
 // -- wgmma --
@@ -199,6 +216,96 @@ __device__ __forceinline__ void wgmma_m64n256k16(float (&d)[128], uint64_t desc_
   } else {
     TS_WGMMA_M64N256K16("f16");
   }
+}
+
+// The accumulator operand lists of m64n64 (32 registers) and m64n128 (64) wgmmas, and the
+// matching register lists of the instruction text.
+#define TS_WGMMA_D32 \
+  "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), \
+  "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), \
+  "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), \
+  "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+#define TS_WGMMA_D64 \
+  "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), \
+  "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), \
+  "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), \
+  "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), \
+  "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), \
+  "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), \
+  "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), \
+  "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+#define TS_WGMMA_REGS32 \
+  "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, " \
+  "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}"
+#define TS_WGMMA_REGS64 \
+  "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, " \
+  "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, " \
+  "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, " \
+  "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}"
+
+// d[64 x 128] (+)= A[64 x 16] * B[16 x 128], A and B in shared memory, both K-major: S = Q K^T of
+// the attention kernel, Q's rows and K's rows both holding the head dim contiguous. The
+// accumulator layout is m64n256's (above) cut at 128 columns: d[4i .. 4i + 3], i = 0..15.
+template <bool kIsBf16>
+__device__ __forceinline__ void wgmma_m64n128k16_ss(float (&d)[64], uint64_t desc_a, uint64_t desc_b,
+                                                    uint32_t accumulate) {
+#define TS_WGMMA_SS_N128(TYPE)                                                                              \
+  asm volatile("{\n .reg .pred p;\n setp.ne.b32 p, %66, 0;\n"                                              \
+               "wgmma.mma_async.sync.aligned.m64n128k16.f32." TYPE "." TYPE " " TS_WGMMA_REGS64               \
+               ", %64, %65, p, 1, 1, 0, 0;\n}\n"                                                            \
+               : TS_WGMMA_D64                                                                               \
+               : "l"(desc_a), "l"(desc_b), "r"(accumulate))
+  if constexpr (kIsBf16) {
+    TS_WGMMA_SS_N128("bf16");
+  } else {
+    TS_WGMMA_SS_N128("f16");
+  }
+#undef TS_WGMMA_SS_N128
+}
+
+// d[64 x N] (+)= A[64 x 16] * B[16 x N] with A in registers ("RS"): O += P V of the attention
+// kernel, P straight from the softmax. B is MN-major (V's rows hold N = the head dim
+// contiguous), N = 64 or 128. A's fragment is mma.sync's m16n8k16 one per warp (warp w holds
+// rows 16w..16w+15): a[0] = (row g, cols 2t, 2t+1), a[1] = (row g + 8, same cols), a[2] and
+// a[3] the same rows at cols 2t + 8, 2t + 9, two 16-bit values per register, low half first.
+// That is, element for element, the accumulator layout of the 16 columns it came from.
+// The wgmma reads a[] after it returns: the registers must stay untouched until the wait that
+// covers it (fence_operands keeps the compiler from reusing them before).
+template <bool kIsBf16, int N>
+__device__ __forceinline__ void wgmma_m64nNk16_rs(float (&d)[N / 2], const uint32_t (&a)[4], uint64_t desc_b,
+                                                  uint32_t accumulate) {
+  static_assert(N == 64 || N == 128, "the attention kernel's head dims");
+// Operands: d, then a[0..3], the descriptor and the predicate: %32.. for N = 64, %64.. for N = 128.
+#define TS_WGMMA_RS(NREGS, TYPE, SHAPE, A, DESC, ACC)                                                        \
+  asm volatile("{\n .reg .pred p;\n setp.ne.b32 p, " ACC ", 0;\n"                                          \
+               "wgmma.mma_async.sync.aligned." SHAPE ".f32." TYPE "." TYPE " " TS_WGMMA_REGS##NREGS ", " A      \
+               ", " DESC ", p, 1, 1, 1;\n}\n"                                                              \
+               : TS_WGMMA_D##NREGS                                                                           \
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "r"(accumulate))
+  if constexpr (N == 64) {
+    if constexpr (kIsBf16) {
+      TS_WGMMA_RS(32, "bf16", "m64n64k16", "{%32, %33, %34, %35}", "%36", "%37");
+    } else {
+      TS_WGMMA_RS(32, "f16", "m64n64k16", "{%32, %33, %34, %35}", "%36", "%37");
+    }
+  } else {
+    if constexpr (kIsBf16) {
+      TS_WGMMA_RS(64, "bf16", "m64n128k16", "{%64, %65, %66, %67}", "%68", "%69");
+    } else {
+      TS_WGMMA_RS(64, "f16", "m64n128k16", "{%64, %65, %66, %67}", "%68", "%69");
+    }
+  }
+#undef TS_WGMMA_RS
+}
+
+// Keeps registers an asynchronous wgmma reads (its register A operand) alive and unmoved up to
+// this point: placed after the wait that covers the wgmma.
+template <int kRegs>
+__device__ __forceinline__ void fence_operands(uint32_t (&a)[kRegs][4]) {
+#pragma unroll
+  for (int i = 0; i < kRegs; ++i)
+#pragma unroll
+    for (int j = 0; j < 4; ++j) asm volatile("" : "+r"(a[i][j])::"memory");
 }
 
 // -- registers --

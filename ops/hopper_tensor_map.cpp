@@ -7,6 +7,10 @@
 
 #include <cudaTypedefs.h>  // PFN_cuTensorMapEncodeTiled
 #include <cuda_runtime_api.h>
+#include <fmt/format.h>
+
+#include <map>
+#include <mutex>
 
 #include "tensor/cuda_check.h"
 #include "tensor/error.h"
@@ -29,6 +33,25 @@ PFN_cuTensorMapEncodeTiled_v12000 encode_tiled() {
 
 }  // namespace
 
+const cuda::DeviceProperties& properties(int index) {
+  static std::mutex mutex;
+  static std::map<int, cuda::DeviceProperties> known;
+  const std::lock_guard lock(mutex);
+  auto it = known.find(index);
+  if (it == known.end()) it = known.emplace(index, cuda::device_properties(index)).first;
+  return it->second;
+}
+
+bool is_hopper(int index, std::string* why) {
+  const cuda::DeviceProperties& props = properties(index);
+  if (props.major == 9 && props.minor == 0) return true;
+  if (why)
+    *why = fmt::format("wgmma and setmaxnreg are sm_90a instructions, built for compute capability 9.0; this GPU "
+                       "({}) is {}.{}",
+                       props.name, props.major, props.minor);
+  return false;
+}
+
 CUtensorMap make_tensor_map_16bit(const void* base, int64_t batch, int64_t rows, int64_t cols, int64_t row_stride,
                                   int64_t batch_stride, int box_rows, int box_cols, const char* what) {
   CUtensorMap map{};
@@ -48,6 +71,29 @@ CUtensorMap make_tensor_map_16bit(const void* base, int64_t batch, int64_t rows,
            "{}: cuTensorMapEncodeTiled refused a [{}, {}, {}] matrix (row stride {}, batch stride {} elements, box {} x "
            "{}): CUresult {}",
            what, batch, rows, cols, row_stride, batch_stride, box_rows, box_cols, static_cast<int>(r));
+  return map;
+}
+
+CUtensorMap make_tensor_map_16bit_4d(const void* base, int64_t batch, int64_t heads, int64_t rows, int64_t cols,
+                                     int64_t batch_stride, int64_t head_stride, int64_t row_stride, int box_rows,
+                                     int box_cols, const char* what) {
+  CUtensorMap map{};
+  const cuuint64_t dims[4] = {static_cast<cuuint64_t>(cols), static_cast<cuuint64_t>(rows),
+                              static_cast<cuuint64_t>(heads), static_cast<cuuint64_t>(batch)};
+  const int64_t head_bytes = heads > 1 ? head_stride * 2 : row_stride * 2 * rows;
+  const int64_t batch_bytes = batch > 1 ? batch_stride * 2 : head_bytes * heads;
+  const cuuint64_t strides[3] = {static_cast<cuuint64_t>(row_stride * 2), static_cast<cuuint64_t>(head_bytes),
+                                 static_cast<cuuint64_t>(batch_bytes)};
+  const cuuint32_t box[4] = {static_cast<cuuint32_t>(box_cols), static_cast<cuuint32_t>(box_rows), 1, 1};
+  const cuuint32_t element_strides[4] = {1, 1, 1, 1};
+  const CUresult r = encode_tiled()(&map, CU_TENSOR_MAP_DATA_TYPE_UINT16, 4, const_cast<void*>(base), dims, strides,
+                                    box, element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+                                    CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  TS_CHECK(r == CUDA_SUCCESS,
+           "{}: cuTensorMapEncodeTiled refused a [{}, {}, {}, {}] tensor (strides {}, {}, {} elements, box {} x {}): "
+           "CUresult {}",
+           what, batch, heads, rows, cols, batch_stride, head_stride, row_stride, box_rows, box_cols,
+           static_cast<int>(r));
   return map;
 }
 

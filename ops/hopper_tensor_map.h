@@ -1,11 +1,22 @@
-// ops/hopper_tensor_map.h: the host side of TMA (ops/cuda_hopper.cuh explains the device side).
+// ops/hopper_tensor_map.h: the host side of Hopper's kernels: TMA descriptors (ops/cuda_hopper.cuh
+// explains the device side) and the check that a GPU runs sm_90a code.
 #pragma once
 
 #include <cuda.h>  // CUtensorMap and its enums: types only, the driver is reached through the runtime
 
 #include <cstdint>
+#include <string>
+
+#include "tensor/cuda_device.h"
 
 namespace ts::hopper {
+
+// The properties of CUDA device `index`, read once per process (the SM count sizes grids).
+const cuda::DeviceProperties& properties(int index);
+
+// True when device `index` runs sm_90a code (wgmma, setmaxnreg): compute capability 9.0 exactly.
+// Otherwise false, and the reason in *why when not null.
+bool is_hopper(int index, std::string* why);
 
 // The tensor map of a 16-bit matrix (batch, rows, cols) with unit column stride and element
 // strides row_stride and batch_stride, read in boxes of box_rows x box_cols with the 128-byte
@@ -14,5 +25,12 @@ namespace ts::hopper {
 // the strides in bytes multiples of 16, every dim at least 1).
 CUtensorMap make_tensor_map_16bit(const void* base, int64_t batch, int64_t rows, int64_t cols, int64_t row_stride,
                                   int64_t batch_stride, int box_rows, int box_cols, const char* what);
+
+// The same for a 4-D tensor (batch, heads, rows, cols) with element strides batch_stride,
+// head_stride, row_stride (unit column stride), read in boxes of box_rows x box_cols of one head.
+// A dim of size 1 gets any legal stride: it is never stepped.
+CUtensorMap make_tensor_map_16bit_4d(const void* base, int64_t batch, int64_t heads, int64_t rows, int64_t cols,
+                                     int64_t batch_stride, int64_t head_stride, int64_t row_stride, int box_rows,
+                                     int box_cols, const char* what);
 
 }  // namespace ts::hopper

@@ -1,5 +1,7 @@
 // tests/test_cuda_attention_flash.cpp: the flash rungs of scaled_dot_product_attention (flash_v1,
-// flash_v2) called through their typed launchers, against a float64 reference written here.
+// flash_v2, flash_v3 and the steps on the way to it) called through their typed launchers, against
+// a float64 reference written here. flash_v3 runs on a compute capability 9.0 GPU only: elsewhere
+// its cases say so and check the others.
 //
 // Every case makes q, k, v on the CPU (standard normal values rounded to bf16/f16) and copies them
 // over, so the reference sees exactly what the kernel saw. The output is poisoned (every byte 0xFF,
@@ -27,6 +29,7 @@
 #include <vector>
 
 #include "ops/attention/attention_flash.h"
+#include "ops/hopper_tensor_map.h"
 #include "tensor/cuda_allocator.h"
 #include "tensor/cuda_check.h"
 #include "tensor/cuda_device.h"
@@ -48,7 +51,17 @@ struct Rung {
   Supports supports;
 };
 const Rung kRungs[] = {{"flash_v1", ts::sdpa_cuda_flash_v1, ts::sdpa_cuda_flash_v1_supports},
-                       {"flash_v2", ts::sdpa_cuda_flash_v2, ts::sdpa_cuda_flash_v2_supports}};
+                       {"flash_v2", ts::sdpa_cuda_flash_v2, ts::sdpa_cuda_flash_v2_supports},
+                       {"flash_v3", ts::sdpa_cuda_flash_v3, ts::sdpa_cuda_flash_v3_supports}};
+// flash_v3's kernel without its last techniques (ts::FlashV3Step; the last step is flash_v3).
+template <ts::FlashV3Step kStep>
+void run_step(const Tensor& q, const Tensor& k, const Tensor& v, const SdpaAttrs& attrs, Tensor& out) {
+  ts::sdpa_cuda_flash_v3_step(q, k, v, attrs, out, kStep);
+}
+const Rung kV3Steps[] = {{"flash_v3 step wgmma", run_step<ts::FlashV3Step::wgmma>, ts::sdpa_cuda_flash_v3_supports},
+                         {"flash_v3 step ring", run_step<ts::FlashV3Step::ring>, ts::sdpa_cuda_flash_v3_supports},
+                         {"flash_v3 step overlap", run_step<ts::FlashV3Step::overlap>,
+                          ts::sdpa_cuda_flash_v3_supports}};
 constexpr DType kHalfTypes[] = {DType::bf16, DType::f16};
 
 bool no_gpu() {
@@ -184,7 +197,27 @@ void check_rungs(const Inputs& in, DType dtype, const Shape& sh, int64_t D, cons
   }
 }
 
-std::vector<const Rung*> all_rungs() { return {&kRungs[0], &kRungs[1]}; }
+// flash_v3 needs sm_90a: said once per run where the GPU lacks it.
+bool v3_runs_here() {
+  static const bool runs = [] {
+    std::string why;
+    const bool ok = ts::hopper::is_hopper(0, &why);  // the tests make their tensors on cuda:0
+    if (!ok) MESSAGE("flash_v3 not checked: ", why);
+    return ok;
+  }();
+  return runs;
+}
+
+// The rungs this GPU runs; with_steps adds flash_v3's earlier steps.
+std::vector<const Rung*> all_rungs(bool with_steps = false) {
+  std::vector<const Rung*> rungs = {&kRungs[0], &kRungs[1]};
+  if (v3_runs_here()) {
+    rungs.push_back(&kRungs[2]);
+    if (with_steps)
+      for (const Rung& step : kV3Steps) rungs.push_back(&step);
+  }
+  return rungs;
+}
 
 }  // namespace
 
@@ -220,11 +253,13 @@ TEST_CASE("flash attention: supports() refusals name the reason, on any machine"
   }
   const Rung& v1 = kRungs[0];
   const Rung& v2 = kRungs[1];
-  // Head dims: v1 takes 1..128, v2 64 and 128 only.
+  const Rung& v3 = kRungs[2];
+  // Head dims: v1 takes 1..128, v2 and v3 64 and 128 only.
   for (int64_t D : {1, 33, 96, 127}) {
     const Tensor x = t({1, 2, 5, D});
     CHECK(reason(v1, x, x, x).find("runs on cuda") != std::string::npos);  // only the device stands in the way
     CHECK(reason(v2, x, x, x).find(fmt::format("head dim {} is not supported (64 or 128", D)) != std::string::npos);
+    CHECK(reason(v3, x, x, x).find(fmt::format("head dim {} is not supported (64 or 128", D)) != std::string::npos);
   }
   // Strides: v1 reads any; v2 needs a unit last stride and rows of whole 16-byte chunks.
   const Tensor stepped = t({1, 2, 5, 129}).slice(3, 0, 128, 2);   // last stride 2, D = 64
@@ -233,13 +268,20 @@ TEST_CASE("flash attention: supports() refusals name the reason, on any machine"
   for (const Tensor& x : {stepped, odd_rows}) {
     CHECK(reason(v1, x, x, x).find("runs on cuda") != std::string::npos);
     CHECK(reason(v2, x, x, x).find("unit last stride, other strides multiples of 8") != std::string::npos);
+    CHECK(reason(v3, x, x, x).find("unit last stride, other strides multiples of 8") != std::string::npos);
   }
   CHECK(reason(v2, bshd, bshd, bshd).find("runs on cuda") != std::string::npos);  // a transposed view is fine
+  CHECK(reason(v3, bshd, bshd, bshd).find("runs on cuda") != std::string::npos);
+  // The steps of v3 share its checks and its launcher's refusals.
+  Tensor out = t({2, 3, 17, 64});
+  for (const Rung& step : kV3Steps)
+    CHECK_THROWS_WITH_AS(step.run(q, kv, kv, attrs, out), doctest::Contains("sdpa flash_v3: runs on cuda"), ts::Error);
 }
 
 // ---- on the GPU ------------------------------------------------------------------------------------
 
-TEST_CASE("cuda: flash attention v1 and v2 against float64: shapes, L != S, head dims, causal, dtypes") {
+TEST_CASE("cuda: flash attention v1, v2, v3 (and v3's steps) against float64: shapes, L != S, head dims, causal, "
+          "dtypes") {
   if (no_gpu()) return;
   const uint64_t base_seed = fresh_seed();
   MESSAGE("seed base ", base_seed);
@@ -256,7 +298,7 @@ TEST_CASE("cuda: flash attention v1 and v2 against float64: shapes, L != S, head
       for (DType dtype : kHalfTypes)
         for (bool causal : {false, true}) {
           const Inputs in = make_inputs(sh, D, dtype, ++seed);
-          check_rungs(in, dtype, sh, D, SdpaAttrs{causal, 0}, seed, all_rungs());
+          check_rungs(in, dtype, sh, D, SdpaAttrs{causal, 0}, seed, all_rungs(/*with_steps=*/true));
         }
 }
 
@@ -294,7 +336,8 @@ TEST_CASE("cuda: flash attention: a NaN in q makes that row NaN and no other") {
         static_cast<uint16_t*>(in.q_cpu.data_ptr())[row * D + 3] = nan_bits;
         in.q = in.q_cpu.to(ts::kCUDA);
         const std::vector<double> want = reference(in.q_cpu, in.k_cpu, in.v_cpu, causal, 0);
-        for (const Rung& rung : kRungs) {
+        for (const Rung* r : all_rungs(/*with_steps=*/true)) {
+          const Rung& rung = *r;
           INFO(describe(rung, dtype, sh, D, causal, seed));
           const Tensor got = run_rung(rung, in, SdpaAttrs{causal, 0});
           CHECK(unwritten(got) == 0);
@@ -321,7 +364,8 @@ TEST_CASE("cuda: flash attention reads a [B, S, H, D] tensor transposed to [B, H
       REQUIRE_FALSE(in.q.is_contiguous());
       CHECK(in.q.strides() == Dims{sh.S * sh.H * D, D, sh.H * D, 1});
       const std::vector<double> want = reference(in.q_cpu, in.k_cpu, in.v_cpu, causal, 0);
-      for (const Rung& rung : kRungs) {
+      for (const Rung* r : all_rungs()) {
+        const Rung& rung = *r;
         INFO(describe(rung, dtype, sh, D, causal, seed), " [B, S, H, D] transposed");
         Tensor out = poisoned_out(in.q);
         ts::cuda::synchronize();
@@ -363,7 +407,8 @@ TEST_CASE("cuda: flash attention: no keys (L = 0) gives 0; bad outputs and head 
   if (no_gpu()) return;
   const Shape sh{1, 2, 9, 0};
   const Inputs in = make_inputs(sh, 64, DType::f16, 7);
-  for (const Rung& rung : kRungs) {
+  for (const Rung* r : all_rungs(/*with_steps=*/true)) {
+    const Rung& rung = *r;
     INFO(rung.name);
     for (bool causal : {false, true}) {
       const Tensor got = run_rung(rung, in, SdpaAttrs{causal, 0});
@@ -382,5 +427,7 @@ TEST_CASE("cuda: flash attention: no keys (L = 0) gives 0; bad outputs and head 
   const Inputs d96 = make_inputs({1, 2, 9, 5}, 96, DType::bf16, 9);
   Tensor out = ts::empty({1, 2, 9, 96}, {DType::bf16, ts::kCUDA});
   CHECK_THROWS_WITH_AS(ts::sdpa_cuda_flash_v2(d96.q, d96.k, d96.v, {}, out), doctest::Contains("head dim 96"),
+                       ts::Error);
+  CHECK_THROWS_WITH_AS(ts::sdpa_cuda_flash_v3(d96.q, d96.k, d96.v, {}, out), doctest::Contains("head dim 96"),
                        ts::Error);
 }

@@ -5,6 +5,9 @@
 //   flash_v1  attention_cuda_flash_v1.cu  online softmax over K/V tiles in shared memory, scalar f32 FMAs
 //   flash_v2  attention_cuda_flash_v2.cu  the same algorithm on tensor cores (mma.sync m16n8k16, ldmatrix,
 //                                         cp.async double buffering), head dims 64 and 128
+//   flash_v3  attention_cuda_flash_v3.cu  Hopper's own (sm_90a): TMA loads into a ring of stages, a
+//                                         producer warpgroup and two consumer warpgroups, wgmma for
+//                                         both products, the softmax overlapped with the tensor cores
 //
 // Letters as in attention.h: B batch, H heads, S queries, L keys, D head dim.
 // Tensor arguments (4-D; the caller flattens other ranks):
@@ -30,6 +33,7 @@ namespace ts {
 // reason when the rung cannot run the call (see *_supports) or out is not as above.
 void sdpa_cuda_flash_v1(const Tensor& q, const Tensor& k, const Tensor& v, const SdpaAttrs& attrs, Tensor& out);
 void sdpa_cuda_flash_v2(const Tensor& q, const Tensor& k, const Tensor& v, const SdpaAttrs& attrs, Tensor& out);
+void sdpa_cuda_flash_v3(const Tensor& q, const Tensor& k, const Tensor& v, const SdpaAttrs& attrs, Tensor& out);
 
 // False (and the reason in *why when not null) for calls the rung cannot run: shapes,
 // dtype, head dim, strides, device. They touch no GPU: they answer on any machine.
@@ -37,5 +41,24 @@ bool sdpa_cuda_flash_v1_supports(const Tensor& q, const Tensor& k, const Tensor&
                                  std::string* why);
 bool sdpa_cuda_flash_v2_supports(const Tensor& q, const Tensor& k, const Tensor& v, const SdpaAttrs& attrs,
                                  std::string* why);
+bool sdpa_cuda_flash_v3_supports(const Tensor& q, const Tensor& k, const Tensor& v, const SdpaAttrs& attrs,
+                                 std::string* why);
+
+// The way from v2 to v3, for the benchmarks and the walk-through: flash_v3's kernel with its
+// techniques added one at a time (each step keeps the ones before). flash_v3 is the last step.
+//   wgmma     TMA loads, a producer warpgroup, wgmma for both products; one K/V stage, and every
+//             product waited for as soon as it is issued
+//   ring      + a ring of K/V stages: the producer runs that many tiles ahead
+//   overlap   + within a warpgroup, the softmax of tile j runs while the tensor cores do tile
+//             j-1's P V
+//   pingpong  + between the two consumer warpgroups: one issues its products while the other
+//             does its softmax (named barriers take turns)
+enum class FlashV3Step { wgmma, ring, overlap, pingpong };
+inline constexpr FlashV3Step kFlashV3Steps[] = {FlashV3Step::wgmma, FlashV3Step::ring, FlashV3Step::overlap,
+                                                FlashV3Step::pingpong};
+const char* flash_v3_step_name(FlashV3Step step);  // "wgmma", "ring", "overlap", "pingpong"
+// Runs one step; the checks and the reasons are flash_v3's.
+void sdpa_cuda_flash_v3_step(const Tensor& q, const Tensor& k, const Tensor& v, const SdpaAttrs& attrs, Tensor& out,
+                             FlashV3Step step);
 
 }  // namespace ts

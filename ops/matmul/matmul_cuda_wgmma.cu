@@ -36,8 +36,6 @@
 #include <cuda.h>
 
 #include <cstdint>
-#include <map>
-#include <mutex>
 
 #include "ops/cuda_common.cuh"
 #include "ops/cuda_hopper.cuh"
@@ -293,26 +291,6 @@ __global__ void __launch_bounds__(kThreadsWg, 1)
 
 // ---- host ------------------------------------------------------------------------------------
 
-// The properties of device `index`, read once (the SM count sizes every launch's grid).
-const cuda::DeviceProperties& properties(int index) {
-  static std::mutex mutex;
-  static std::map<int, cuda::DeviceProperties> known;
-  const std::lock_guard lock(mutex);
-  auto it = known.find(index);
-  if (it == known.end()) it = known.emplace(index, cuda::device_properties(index)).first;
-  return it->second;
-}
-
-bool is_hopper(int device, std::string* why) {
-  const cuda::DeviceProperties& props = properties(device);
-  if (props.major == 9 && props.minor == 0) return true;
-  if (why)
-    *why = fmt::format("wgmma and setmaxnreg are sm_90a instructions, built for compute capability 9.0; this GPU "
-                       "({}) is {}.{}",
-                       props.name, props.major, props.minor);
-  return false;
-}
-
 template <typename T, bool kBKMajor, Epilogue kEpi>
 void launch_wgmma_typed(const GemmProblem& g, const WgmmaProblem& p, int device, const char* what) {
   // A: (batch, M rows, K cols); B: K-major (batch, N rows, K cols) or MN-major (batch, K rows, N cols).
@@ -325,7 +303,7 @@ void launch_wgmma_typed(const GemmProblem& g, const WgmmaProblem& p, int device,
   auto kernel = gemm_wgmma_kernel<T, kBKMajor, kEpi>;
   static std::atomic<uint64_t> allowed;  // devices this instance may use its shared memory on
   allow_smem(kernel, kSmemBytes<kEpi>, device, allowed);
-  const int sms = properties(device).multiprocessors;
+  const int sms = hopper::properties(device).multiprocessors;
   const int tiles = p.tiles_m * p.tiles_n * p.batch;
   // The output in boxes of 64 x 64; when its rows break TMA's alignment rule the kernel stores
   // from registers and this map (of A, a valid stand-in) is never used.
@@ -392,7 +370,7 @@ GemmProblem geglu_problem(const Tensor& x, const Tensor& w) {
 }  // namespace
 
 bool gemm_cuda_wgmma_supports(const OpCall& call, std::string* why) {
-  if (!is_hopper(call.device.index, why)) return false;
+  if (!hopper::is_hopper(call.device.index, why)) return false;
   const bool addmm = &call.op == &ops::addmm;
   const Tensor& a = call.input(addmm ? 1 : 0);
   const Tensor& b = call.input(addmm ? 2 : 1);
@@ -415,7 +393,7 @@ void addmm_cuda_wgmma(const Tensor& c, const Tensor& a, const Tensor& b, const A
 
 // x [*, D] (its leading dims fold into rows), weight [2H, D]: out [*, H] = gelu_tanh(x W[:H]^T) * (x W[H:]^T).
 bool linear_geglu_cuda_wgmma_supports(const OpCall& call, std::string* why) {
-  if (!is_hopper(call.device.index, why)) return false;
+  if (!hopper::is_hopper(call.device.index, why)) return false;
   const Tensor& x = call.input(0);
   const Tensor& w = call.input(1);
   if (x.dtype() != DType::bf16 && x.dtype() != DType::f16) {

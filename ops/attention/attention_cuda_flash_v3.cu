@@ -1,0 +1,548 @@
+// ops/attention/attention_cuda_flash_v3.cu: rung 3 of scaled_dot_product_attention on CUDA: flash
+// attention on Hopper's own instructions (the FlashAttention-3 forward pass, sm_90a). The
+// instructions are explained once, in ops/cuda_hopper.cuh.
+//
+// What changed from rung 2 (attention_cuda_flash_v2.cu, mma.sync), one technique at a time (each
+// is a step of FlashV3Step, measured in ops/attention/README.md):
+//   wgmma     both products on wgmma, a warpgroup (128 threads) at a time: S = Q K^T with Q and K
+//             read by the tensor cores straight from shared memory (m64n128k16: no ldmatrix, no
+//             fragments), O += P V with P from registers (the softmax's output, rounded to 16 bits:
+//             the S accumulator layout is the register A operand's) and V from shared memory.
+//             The copies move to TMA: one thread of a producer warpgroup asks for whole Q, K, V
+//             tiles, which land swizzled (the layout wgmma reads), zero-filled past S and L,
+//             counted by mbarriers. Two consumer warpgroups own 64 of the block's Br = 128
+//             queries each; setmaxnreg gives the producer's registers to them (24 -> 240).
+//   ring      K and V tiles of Bc = 128 keys come through a ring of stages (4 for D = 64, 2 for
+//             D = 128): the producer runs that many tiles ahead of the consumers, who give each
+//             stage back as soon as its product is done (K after S = Q K^T, V after P V).
+//   overlap   within a warpgroup (FlashAttention-3's intra-warpgroup pipelining): issue S_j =
+//             Q K_j^T and O += P_{j-1} V_{j-1} back to back, wait only for S_j, and run the
+//             softmax of tile j while the tensor cores still multiply P_{j-1} V_{j-1}. O's
+//             rescale waits for that product; P_j waits in registers for the next iteration.
+//   pingpong  between the two consumer warpgroups: two named barriers make them take turns at
+//             issuing their products, so that one warpgroup's softmax (exp2 on the special
+//             function units) runs under the other's GEMMs and the tensor cores never wait for
+//             both to finish a softmax at once.
+// Unchanged from v2: the online softmax in exp2 with scale*log2(e) folded into one FFMA, the
+//   running max/sum per row (a row is spread over the 4 threads of a quad: two shuffles), causal
+//   tiles past the block's last query never loaded. New here: the key tiles are visited from the
+//   last one down, so that only the first one or two of a block's iterations pay for masking
+//   (the causal diagonal, the end of L).
+// Supports: bf16, f16 on a compute capability 9.0 GPU; head dims 64 and 128; any S, L, B, H;
+//   q, k, v with a unit last stride, other strides multiples of 8 elements (TMA's 16 bytes) or 0
+//   (a dim broadcast), data 16-byte aligned.
+// Cost:  4*B*H*S*L*D FLOPs (causal about half); bytes: q and out once, K and V once per block of
+//        Br = 128 queries, as v2: (2*S*D + 2*L*D*ceil(S/128)) * B*H * sizeof(T).
+// Try:   ./build/release/ts_bench --filter /flash_v3   (tests: ts_tests -tc='cuda: flash*')
+#include <cuda.h>
+#include <math_constants.h>
+
+#include <atomic>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+
+#include "ops/attention/attention_flash_problem.h"
+#include "ops/cuda_common.cuh"
+#include "ops/cuda_hopper.cuh"
+
+namespace ts {
+
+namespace {
+
+constexpr int kBr = 128;        // queries per block: two consumer warpgroups of 64 rows (one wgmma M)
+constexpr int kBc = 128;        // keys per K/V tile: S of a warpgroup is one m64n128 product
+constexpr int kConsumers = 2;
+constexpr int kThreadsV3 = 128 * (1 + kConsumers);
+constexpr int kPanel = 64;      // columns per 128-byte swizzle row: a D = 128 tile is two panels
+
+// The steps as compile-time switches.
+struct StepTraits {
+  bool ring, overlap, pingpong;
+};
+__host__ __device__ constexpr StepTraits traits(FlashV3Step step) {
+  return {step >= FlashV3Step::ring, step >= FlashV3Step::overlap, step >= FlashV3Step::pingpong};
+}
+
+template <int D>
+constexpr int kRingStages = D == 64 ? 4 : 2;
+template <int D, FlashV3Step kStep>
+constexpr int kStages = traits(kStep).ring ? kRingStages<D> : 1;
+
+// Shared memory: Q [D/64 panels][Br][64], the K and V rings [stages][D/64 panels][Bc][64], the
+// barriers, and 1 KiB to align the tiles to 1024 bytes (the 128-byte swizzle's period).
+__host__ __device__ constexpr uint32_t tile_bytes(int rows, int D) { return static_cast<uint32_t>(rows) * D * 2; }
+template <int D, FlashV3Step kStep>
+constexpr size_t kSmemV3 = tile_bytes(kBr, D) + 2 * kStages<D, kStep> * tile_bytes(kBc, D) +
+                           (1 + 4 * kStages<D, kStep>) * sizeof(uint64_t) + 1024;
+static_assert(kSmemV3<128, FlashV3Step::pingpong> <= 227 * 1024 && kSmemV3<64, FlashV3Step::pingpong> <= 227 * 1024,
+              "an H100/H200 block has at most 227 KiB of shared memory");
+
+// One call as the kernel sees it. The tensor maps carry the pointers and strides; a broadcast
+// head or batch (stride 0) is a dim of size 1 in its map, stepped by 0 (the *_step fields).
+struct V3Problem {
+  int S = 0, L = 0, H = 0;
+  int q_head_step = 1, q_batch_step = 1, k_head_step = 1, k_batch_step = 1, v_head_step = 1, v_batch_step = 1;
+  float scale_log2 = 0;   // |scale| * log2(e)
+  bool negate = false;    // scale < 0: the scores are negated, the softmax taken with |scale|
+  bool causal = false;
+  void* out = nullptr;    // contiguous [B, H, S, D]
+};
+
+// 2^x on the special function unit (relative error ~2^-22); ex2(-inf) = +0.
+__device__ __forceinline__ float exp2_approx(float x) {
+  float y;
+  asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
+  return y;
+}
+
+// The ring position of iteration `it`: its stage, and the parity of that stage's phase.
+struct RingSlot {
+  int stage;
+  uint32_t parity;
+};
+template <int kStagesN>
+__device__ __forceinline__ RingSlot slot(int it) {
+  return {it % kStagesN, static_cast<uint32_t>((it / kStagesN) & 1)};
+}
+
+// One consumer warpgroup's rows: the online softmax state and O, in wgmma accumulator layout
+// (thread: rows g and g + 8 of its warp's 16, as index r = 0, 1).
+template <int D>
+struct ConsumerState {
+  float o[D / 2];       // O [64 x D] of the warpgroup, unnormalized: o[4i + 2r + e] = (row r, col 8i + 2t + e)
+  float m[2];           // running max of the (negated when scale < 0) raw scores
+  float l[2];           // running sum of P over this thread's columns (summed over the quad at the end)
+  uint32_t p[kBc / 16][4];  // P of the last tile as the A operand of O += P V, one entry per 16 keys
+};
+
+}  // namespace
+
+// One block: Br = 128 queries of one (batch, head). Warpgroup 0 is the producer; warpgroups 1 and
+// 2 are consumers, rows 0..63 and 64..127 of the block's queries. Blocks run the longest query
+// blocks first (blockIdx.y counts from the last query block down).
+template <typename T, int D, FlashV3Step kStep>
+__device__ __forceinline__ void flash_fwd_v3_block(const CUtensorMap* map_q, const CUtensorMap* map_k,
+                                                   const CUtensorMap* map_v, const V3Problem& p) {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  using namespace hopper;
+  constexpr bool kBf16 = std::is_same_v<T, __nv_bfloat16>;
+  constexpr StepTraits kTraits = traits(kStep);
+  constexpr int kStagesN = kStages<D, kStep>;
+  constexpr int kPanels = D / kPanel;
+  constexpr uint32_t kBytesQ = tile_bytes(kBr, D), kBytesKV = tile_bytes(kBc, D);
+  const float kNegInf = -CUDART_INF_F;
+
+  extern __shared__ uint8_t smem_raw[];
+  uint8_t* smem = reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(smem_raw) + 1023) & ~uintptr_t{1023});
+  T* q_tile = reinterpret_cast<T*>(smem);
+  T* k_ring = reinterpret_cast<T*>(smem + kBytesQ);
+  T* v_ring = reinterpret_cast<T*>(smem + kBytesQ + kStagesN * kBytesKV);
+  uint64_t* q_full = reinterpret_cast<uint64_t*>(smem + kBytesQ + 2 * kStagesN * kBytesKV);
+  uint64_t* k_full = q_full + 1;  // TMA -> consumers: the stage's K has landed
+  uint64_t* k_empty = k_full + kStagesN;  // consumers -> producer: done reading it
+  uint64_t* v_full = k_empty + kStagesN;
+  uint64_t* v_empty = v_full + kStagesN;
+
+  if (threadIdx.x == 0) {
+    mbarrier_init(q_full, 1);
+    for (int s = 0; s < kStagesN; ++s) {
+      mbarrier_init(&k_full[s], 1);  // the producer's arrive_expect_tx (+ the bytes)
+      mbarrier_init(&v_full[s], 1);
+      mbarrier_init(&k_empty[s], kConsumers * 4);  // lane 0 of every consumer warp
+      mbarrier_init(&v_empty[s], kConsumers * 4);
+    }
+    fence_barrier_init();
+  }
+  __syncthreads();
+
+  const int q0 = (gridDim.y - 1 - blockIdx.y) * kBr;
+  const int bh = blockIdx.x, b = bh / p.H, h = bh % p.H;
+  // With causal, keys past the block's last query are masked for every row: never loaded.
+  const int kv_end = p.causal ? min(p.L, q0 + kBr) : p.L;
+  const int n_tiles = (kv_end + kBc - 1) / kBc;  // visited from the last down: tile n_tiles - 1 - it
+
+  const int warpgroup = threadIdx.x / 128;
+  if (warpgroup == 0) {
+    // ---- producer: one thread issues every load of the block ----
+    setmaxnreg_dec<24>();
+    if (threadIdx.x == 0 && n_tiles > 0) {
+      const int qh = h * p.q_head_step, qb = b * p.q_batch_step;
+      const int kh = h * p.k_head_step, kb = b * p.k_batch_step;
+      const int vh = h * p.v_head_step, vb = b * p.v_batch_step;
+      mbarrier_arrive_expect_tx(q_full, kBytesQ);
+#pragma unroll
+      for (int c = 0; c < kPanels; ++c) tma_load_4d(q_tile + c * kBr * kPanel, map_q, q_full, c * kPanel, q0, qh, qb);
+      for (int it = 0; it < n_tiles; ++it) {
+        const int key0 = (n_tiles - 1 - it) * kBc;
+        const RingSlot s = slot<kStagesN>(it);
+        mbarrier_wait(&k_empty[s.stage], s.parity ^ 1);  // the consumers gave this stage back
+        mbarrier_arrive_expect_tx(&k_full[s.stage], kBytesKV);
+        T* k_tile = k_ring + s.stage * kBc * D;
+#pragma unroll
+        for (int c = 0; c < kPanels; ++c)
+          tma_load_4d(k_tile + c * kBc * kPanel, map_k, &k_full[s.stage], c * kPanel, key0, kh, kb);
+        mbarrier_wait(&v_empty[s.stage], s.parity ^ 1);
+        mbarrier_arrive_expect_tx(&v_full[s.stage], kBytesKV);
+        T* v_tile = v_ring + s.stage * kBc * D;
+#pragma unroll
+        for (int c = 0; c < kPanels; ++c)
+          tma_load_4d(v_tile + c * kBc * kPanel, map_v, &v_full[s.stage], c * kPanel, key0, vh, vb);
+      }
+    }
+    return;
+  }
+
+  // ---- consumers ----
+  setmaxnreg_inc<240>();
+  const int consumer = warpgroup - 1;
+  const int warp = (threadIdx.x / 32) % 4, lane = threadIdx.x % 32;
+  const int g = lane / 4, t = lane % 4;
+  const int row_first = q0 + consumer * 64;  // the warpgroup's first query
+  const int my_row[2] = {row_first + warp * 16 + g, row_first + warp * 16 + g + 8};
+  // Ping-pong: barrier 1 + c is consumer c's turn to issue; the other consumer opens it.
+  constexpr uint32_t kTurnThreads = 2 * 128;
+  const uint32_t my_turn = 1 + consumer, other_turn = 1 + (consumer ^ 1);
+  if (kTraits.pingpong && consumer == 1) named_barrier_arrive(1, kTurnThreads);  // consumer 0 goes first
+
+  ConsumerState<D> st;
+#pragma unroll
+  for (int i = 0; i < D / 2; ++i) st.o[i] = 0.0f;
+  st.m[0] = st.m[1] = kNegInf;
+  st.l[0] = st.l[1] = 0.0f;
+
+  // S = Q K^T for the stage's K tile: D/16 wgmmas, k = 16 dims each. Q's and K's rows are K-major
+  // 128-byte swizzle rows: dims 16k.. of panel k / 4 start 32 bytes further per step.
+  const T* q_rows = q_tile + consumer * 64 * kPanel;
+  auto issue_s = [&](float (&s)[64], int stage) {
+    const T* k_tile = k_ring + stage * kBc * D;
+#pragma unroll
+    for (int k = 0; k < D / 16; ++k) {
+      const int panel = k / 4, within = (k % 4) * 16;
+      wgmma_m64n128k16_ss<kBf16>(s, smem_descriptor(q_rows + panel * kBr * kPanel + within, 16, 1024),
+                                 smem_descriptor(k_tile + panel * kBc * kPanel + within, 16, 1024), k > 0);
+    }
+  };
+  // O += P V: Bc/16 wgmmas, 16 keys each. V is MN-major: 16 keys are 16 rows of 128 bytes (2 KiB
+  // on), the head dim's panels one Bc-row panel apart (the descriptor's leading offset).
+  auto issue_pv = [&](int stage) {
+    const T* v_tile = v_ring + stage * kBc * D;
+#pragma unroll
+    for (int k = 0; k < kBc / 16; ++k)
+      wgmma_m64nNk16_rs<kBf16, D>(st.o, st.p[k], smem_descriptor(v_tile + k * 16 * kPanel, kBc * kPanel * 2, 1024), 1);
+  };
+  // Masks (keys at or past L, and with causal keys j > i) on the tiles that need them, then the
+  // online softmax of tile `tile`: new max, the factor that rescales O and l, P in place of S.
+  // Returns the rescale factors; O is rescaled and P packed by the caller, once the product
+  // reading and writing them is done.
+  auto softmax = [&](float (&s)[64], int tile, float (&rescale)[2]) {
+    if (p.negate) {
+#pragma unroll
+      for (int i = 0; i < 64; ++i) s[i] = -s[i];
+    }
+    const int key0 = tile * kBc;
+    if (key0 + kBc > p.L || (p.causal && key0 + kBc - 1 > row_first)) {
+#pragma unroll
+      for (int r = 0; r < 2; ++r) {
+        int end = p.L - key0;  // this row sees the tile's columns c < end
+        if (p.causal) end = min(end, my_row[r] - key0 + 1);
+#pragma unroll
+        for (int i = 0; i < kBc / 8; ++i)
+#pragma unroll
+          for (int e = 0; e < 2; ++e)
+            if (8 * i + 2 * t + e >= end) s[4 * i + 2 * r + e] = kNegInf;
+      }
+    }
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+      // fmaxf ignores NaN: a NaN score reaches the output through P and l.
+      float m_new = st.m[r];
+#pragma unroll
+      for (int i = 0; i < kBc / 8; ++i) m_new = fmaxf(m_new, fmaxf(s[4 * i + 2 * r], s[4 * i + 2 * r + 1]));
+      m_new = fmaxf(m_new, __shfl_xor_sync(0xffffffffu, m_new, 1));
+      m_new = fmaxf(m_new, __shfl_xor_sync(0xffffffffu, m_new, 2));
+      // No visible key yet (m_new = -inf): subtract 0, so that exp2(-inf) = 0 rather than exp2(NaN).
+      const float m_base = m_new == kNegInf ? 0.0f : m_new * p.scale_log2;
+      rescale[r] = exp2_approx(st.m[r] * p.scale_log2 - m_base);  // 0 while st.m[r] = -inf
+      st.m[r] = m_new;
+      float sum = 0.0f;
+#pragma unroll
+      for (int i = 0; i < kBc / 8; ++i)
+#pragma unroll
+        for (int e = 0; e < 2; ++e) {
+          float& x = s[4 * i + 2 * r + e];
+          x = exp2_approx(fmaf(x, p.scale_log2, -m_base));
+          sum += x;
+        }
+      st.l[r] = st.l[r] * rescale[r] + sum;
+    }
+  };
+  // P as the A operand of P V: keys 16k..16k+15 are accumulators 8k..8k+7 (see wgmma_m64nNk16_rs).
+  auto pack_p = [&](const float (&s)[64]) {
+#pragma unroll
+    for (int k = 0; k < kBc / 16; ++k) {
+      st.p[k][0] = pack2<T>(s[8 * k + 0], s[8 * k + 1]);
+      st.p[k][1] = pack2<T>(s[8 * k + 2], s[8 * k + 3]);
+      st.p[k][2] = pack2<T>(s[8 * k + 4], s[8 * k + 5]);
+      st.p[k][3] = pack2<T>(s[8 * k + 6], s[8 * k + 7]);
+    }
+  };
+  auto rescale_o = [&](const float (&rescale)[2]) {
+#pragma unroll
+    for (int i = 0; i < D / 8; ++i)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) st.o[4 * i + e] *= rescale[e / 2];
+  };
+  auto release = [&](uint64_t* bar) {
+    if (lane == 0) mbarrier_arrive(bar);
+  };
+
+  if (n_tiles > 0) mbarrier_wait(q_full, 0);
+  float s[64];
+#pragma unroll
+  for (int i = 0; i < 64; ++i) s[i] = 0.0f;
+  if constexpr (!kTraits.overlap) {
+    // One product at a time: S, wait, softmax, rescale O, P V, wait.
+    for (int it = 0; it < n_tiles; ++it) {
+      const RingSlot sl = slot<kStagesN>(it);
+      mbarrier_wait(&k_full[sl.stage], sl.parity);
+      wgmma_fence();
+      issue_s(s, sl.stage);
+      wgmma_commit();
+      wgmma_wait<0>();
+      fence_accumulators(s);
+      release(&k_empty[sl.stage]);
+      float rescale[2];
+      softmax(s, n_tiles - 1 - it, rescale);
+      rescale_o(rescale);
+      pack_p(s);
+      mbarrier_wait(&v_full[sl.stage], sl.parity);
+      wgmma_fence();
+      issue_pv(sl.stage);
+      wgmma_commit();
+      wgmma_wait<0>();
+      fence_accumulators(st.o);
+      fence_operands(st.p);
+      release(&v_empty[sl.stage]);
+    }
+  } else if (n_tiles > 0) {
+    // The first tile: S alone. Then iteration it issues S_it and P_{it-1} V_{it-1}, and runs the
+    // softmax of S_it under the latter; the last P V ends the loop.
+    if constexpr (kTraits.pingpong) named_barrier_sync(my_turn, kTurnThreads);
+    mbarrier_wait(&k_full[0], 0);
+    wgmma_fence();
+    issue_s(s, 0);
+    wgmma_commit();
+    if constexpr (kTraits.pingpong) named_barrier_arrive(other_turn, kTurnThreads);
+    wgmma_wait<0>();
+    fence_accumulators(s);
+    release(&k_empty[0]);
+    float rescale[2];
+    softmax(s, n_tiles - 1, rescale);  // O is still 0: nothing to rescale
+    pack_p(s);
+    for (int it = 1; it < n_tiles; ++it) {
+      const RingSlot sl = slot<kStagesN>(it), prev = slot<kStagesN>(it - 1);
+      if constexpr (kTraits.pingpong) named_barrier_sync(my_turn, kTurnThreads);
+      mbarrier_wait(&k_full[sl.stage], sl.parity);
+      wgmma_fence();
+      issue_s(s, sl.stage);
+      wgmma_commit();
+      mbarrier_wait(&v_full[prev.stage], prev.parity);
+      issue_pv(prev.stage);
+      wgmma_commit();
+      if constexpr (kTraits.pingpong) named_barrier_arrive(other_turn, kTurnThreads);
+      wgmma_wait<1>();  // S_it is done; P_{it-1} V_{it-1} may still run
+      fence_accumulators(s);
+      release(&k_empty[sl.stage]);
+      softmax(s, n_tiles - 1 - it, rescale);
+      wgmma_wait<0>();  // O and P belonged to that product until now
+      fence_accumulators(st.o);
+      fence_operands(st.p);
+      release(&v_empty[prev.stage]);
+      rescale_o(rescale);
+      pack_p(s);
+    }
+    const RingSlot last = slot<kStagesN>(n_tiles - 1);
+    mbarrier_wait(&v_full[last.stage], last.parity);
+    wgmma_fence();
+    issue_pv(last.stage);
+    wgmma_commit();
+    wgmma_wait<0>();
+    fence_accumulators(st.o);
+    fence_operands(st.p);
+    release(&v_empty[last.stage]);
+  }
+  if constexpr (kTraits.pingpong)
+    if (consumer == 0) named_barrier_sync(my_turn, kTurnThreads);  // consumer 1's opening arrival
+
+  // out = O / l. Each thread summed only its own columns of P: add the quad's four partial sums.
+  T* out = static_cast<T*>(p.out) + (static_cast<int64_t>(bh) * p.S) * D;
+#pragma unroll
+  for (int r = 0; r < 2; ++r) {
+    float l_row = st.l[r];
+    l_row += __shfl_xor_sync(0xffffffffu, l_row, 1);
+    l_row += __shfl_xor_sync(0xffffffffu, l_row, 2);
+    const float inv_l = l_row == 0.0f ? 0.0f : 1.0f / l_row;  // no visible key: 0, as the safe softmax gives
+    if (my_row[r] >= p.S) continue;
+    T* out_row = out + static_cast<int64_t>(my_row[r]) * D + 2 * t;
+#pragma unroll
+    for (int i = 0; i < D / 8; ++i)  // 4 bytes per lane; a quad writes 16 contiguous bytes
+      *reinterpret_cast<uint32_t*>(out_row + 8 * i) = pack2<T>(st.o[4 * i + 2 * r] * inv_l, st.o[4 * i + 2 * r + 1] * inv_l);
+  }
+#else
+  __trap();  // built for another architecture: supports() keeps calls away
+#endif
+}
+
+// flash_v3's kernels, one per dtype and head dim, named for the trace; the earlier steps are
+// instances of the template below.
+#define TS_FLASH_V3_KERNEL(NAME, T, D)                                                                              \
+  __global__ void __launch_bounds__(kThreadsV3, 1)                                                                  \
+      NAME(const __grid_constant__ CUtensorMap map_q, const __grid_constant__ CUtensorMap map_k,                    \
+           const __grid_constant__ CUtensorMap map_v, V3Problem p) {                                                \
+    flash_fwd_v3_block<T, D, FlashV3Step::pingpong>(&map_q, &map_k, &map_v, p);                                     \
+  }
+TS_FLASH_V3_KERNEL(ts_flash_attn_fwd_v3_bf16_d64, __nv_bfloat16, 64)
+TS_FLASH_V3_KERNEL(ts_flash_attn_fwd_v3_f16_d64, __half, 64)
+TS_FLASH_V3_KERNEL(ts_flash_attn_fwd_v3_bf16_d128, __nv_bfloat16, 128)
+TS_FLASH_V3_KERNEL(ts_flash_attn_fwd_v3_f16_d128, __half, 128)
+#undef TS_FLASH_V3_KERNEL
+
+template <typename T, int D, FlashV3Step kStep>
+__global__ void __launch_bounds__(kThreadsV3, 1)
+    ts_flash_attn_fwd_v3_step(const __grid_constant__ CUtensorMap map_q, const __grid_constant__ CUtensorMap map_k,
+                              const __grid_constant__ CUtensorMap map_v, V3Problem p) {
+  flash_fwd_v3_block<T, D, kStep>(&map_q, &map_k, &map_v, p);
+}
+
+namespace {
+
+using V3Kernel = void (*)(CUtensorMap, CUtensorMap, CUtensorMap, V3Problem);
+
+// The kernel of (dtype, head dim, step), its shared memory, and the flag that records on which
+// devices it may use that much.
+struct V3Launch {
+  V3Kernel kernel;
+  size_t smem;
+  std::atomic<uint64_t>* allowed;
+};
+
+template <typename T, int D, FlashV3Step kStep>
+V3Launch launch_of() {
+  static std::atomic<uint64_t> allowed;
+  if constexpr (kStep == FlashV3Step::pingpong) {
+    constexpr bool bf16 = std::is_same_v<T, __nv_bfloat16>;
+    return {D == 64 ? (bf16 ? ts_flash_attn_fwd_v3_bf16_d64 : ts_flash_attn_fwd_v3_f16_d64)
+                    : (bf16 ? ts_flash_attn_fwd_v3_bf16_d128 : ts_flash_attn_fwd_v3_f16_d128),
+            kSmemV3<D, kStep>, &allowed};
+  } else {
+    return {ts_flash_attn_fwd_v3_step<T, D, kStep>, kSmemV3<D, kStep>, &allowed};
+  }
+}
+
+template <typename T, int D>
+V3Launch launch_of(FlashV3Step step) {
+  switch (step) {
+    case FlashV3Step::wgmma: return launch_of<T, D, FlashV3Step::wgmma>();
+    case FlashV3Step::ring: return launch_of<T, D, FlashV3Step::ring>();
+    case FlashV3Step::overlap: return launch_of<T, D, FlashV3Step::overlap>();
+    case FlashV3Step::pingpong: break;
+  }
+  return launch_of<T, D, FlashV3Step::pingpong>();
+}
+
+// TMA's rules for one of q, k, v: unit last stride; every other stride a multiple of 8 elements
+// (16 bytes) or 0 (broadcast), or its dim of size 1; data 16-byte aligned.
+bool tma_readable(const Tensor& x) {
+  if (x.strides()[3] != 1 && x.shape()[3] != 1) return false;
+  for (int d = 0; d < 3; ++d)
+    if (x.shape()[d] != 1 && x.strides()[d] % 8 != 0) return false;
+  return aligned16(x.data_ptr());
+}
+
+// The map of a [B, H, rows, D] input read in boxes of `box_rows` x 64; a broadcast or single
+// head (batch) becomes a dim of size 1, its step returned in *head_step (*batch_step).
+CUtensorMap input_map(const Tensor& x, int box_rows, int* head_step, int* batch_step, const char* what) {
+  const int64_t B = x.shape()[0], H = x.shape()[1];
+  const bool one_batch = B == 1 || x.strides()[0] == 0, one_head = H == 1 || x.strides()[1] == 0;
+  *batch_step = one_batch ? 0 : 1;
+  *head_step = one_head ? 0 : 1;
+  return hopper::make_tensor_map_16bit_4d(x.data_ptr(), one_batch ? 1 : B, one_head ? 1 : H, x.shape()[2],
+                                          x.shape()[3], x.strides()[0], x.strides()[1], x.strides()[2], box_rows,
+                                          kPanel, what);
+}
+
+}  // namespace
+
+const char* flash_v3_step_name(FlashV3Step step) {
+  switch (step) {
+    case FlashV3Step::wgmma: return "wgmma";
+    case FlashV3Step::ring: return "ring";
+    case FlashV3Step::overlap: return "overlap";
+    case FlashV3Step::pingpong: return "pingpong";
+  }
+  return "?";
+}
+
+bool sdpa_cuda_flash_v3_supports(const Tensor& q, const Tensor& k, const Tensor& v, const SdpaAttrs&,
+                                 std::string* why) {
+  if (!flash_common_supports("flash_v3", q, k, v, why)) return false;
+  const int64_t D = q.shape()[3];
+  if (D != 64 && D != 128)
+    return flash_refuse(why, fmt::format("sdpa flash_v3: head dim {} is not supported (64 or 128; flash_v1 "
+                                         "takes any head dim up to 128)", D));
+  const char* names[] = {"q", "k", "v"};
+  const Tensor* inputs[] = {&q, &k, &v};
+  for (int n = 0; n < 3; ++n)
+    if (!tma_readable(*inputs[n]))
+      return flash_refuse(why, fmt::format("sdpa flash_v3: {} (shape {}, strides {}) must have a unit last stride, "
+                                           "other strides multiples of 8 elements and 16-byte aligned data "
+                                           "(TMA moves 16-byte units)",
+                                           names[n], inputs[n]->shape(), inputs[n]->strides()));
+  // TMA coordinates and this kernel's row arithmetic are 32-bit.
+  if (q.shape()[2] > (int64_t{1} << 30) || k.shape()[2] > (int64_t{1} << 30) ||
+      q.shape()[0] * q.shape()[1] > std::numeric_limits<int>::max())
+    return flash_refuse(why, fmt::format("sdpa flash_v3: q {} and k {} exceed 2^30 rows or 2^31 (batch, head) pairs",
+                                         q.shape(), k.shape()));
+  if (!flash_device_supports("flash_v3", q, k, v, why)) return false;
+  std::string reason;
+  if (!hopper::is_hopper(q.device().index, &reason))
+    return flash_refuse(why, fmt::format("sdpa flash_v3: {}", reason));
+  return true;
+}
+
+void sdpa_cuda_flash_v3_step(const Tensor& q, const Tensor& k, const Tensor& v, const SdpaAttrs& attrs, Tensor& out,
+                             FlashV3Step step) {
+  std::string why;
+  if (!sdpa_cuda_flash_v3_supports(q, k, v, attrs, &why)) fail("{}", why);
+  flash_check_out("flash_v3", q, out);
+  TS_CHECK(aligned16(out.data_ptr()), "sdpa flash_v3: out's data must be 16-byte aligned");
+  const FlashProblem fp = flash_problem(q, k, v, attrs, out);
+  const int64_t q_blocks = ceil_div(fp.S, kBr);
+  if (q_blocks == 0 || fp.B * fp.H == 0) return;
+  TS_CHECK(q_blocks <= 65535, "sdpa flash_v3: {} blocks of {} queries exceed a grid's y", q_blocks, kBr);
+  V3Problem p;
+  p.S = static_cast<int>(fp.S);
+  p.L = static_cast<int>(fp.L);
+  p.H = static_cast<int>(fp.H);
+  p.scale_log2 = std::fabs(fp.scale) * 1.4426950408889634f;  // exp(x * scale) = exp2(x * scale * log2(e))
+  p.negate = fp.scale < 0;
+  p.causal = fp.causal;
+  p.out = out.data_ptr();
+  const CUtensorMap map_q = input_map(q, kBr, &p.q_head_step, &p.q_batch_step, "sdpa flash_v3 (q)");
+  // L = 0: no key is ever loaded, and a map of zero rows does not exist: q's stands in.
+  const CUtensorMap map_k = fp.L > 0 ? input_map(k, kBc, &p.k_head_step, &p.k_batch_step, "sdpa flash_v3 (k)") : map_q;
+  const CUtensorMap map_v = fp.L > 0 ? input_map(v, kBc, &p.v_head_step, &p.v_batch_step, "sdpa flash_v3 (v)") : map_q;
+  const bool bf16 = q.dtype() == DType::bf16;
+  const V3Launch l = fp.D == 64 ? (bf16 ? launch_of<__nv_bfloat16, 64>(step) : launch_of<__half, 64>(step))
+                                : (bf16 ? launch_of<__nv_bfloat16, 128>(step) : launch_of<__half, 128>(step));
+  allow_smem(l.kernel, l.smem, q.device().index, *l.allowed);
+  launch_with_smem(l.kernel, dim3(static_cast<unsigned>(fp.B * fp.H), static_cast<unsigned>(q_blocks)),
+                   dim3(kThreadsV3), l.smem, map_q, map_k, map_v, p);
+}
+
+void sdpa_cuda_flash_v3(const Tensor& q, const Tensor& k, const Tensor& v, const SdpaAttrs& attrs, Tensor& out) {
+  sdpa_cuda_flash_v3_step(q, k, v, attrs, out, FlashV3Step::pingpong);
+}
+
+}  // namespace ts
