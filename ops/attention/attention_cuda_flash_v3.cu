@@ -50,10 +50,21 @@ namespace ts {
 
 namespace {
 
-constexpr int kBr = 128;        // queries per block: two consumer warpgroups of 64 rows (one wgmma M)
+// Consumer warpgroups of 64 queries each (one wgmma M): three for D = 64, whose products are
+// small next to the softmax (more warpgroups to take turns), two for D = 128 (registers: O alone
+// is 64 per thread).
+template <int D>
+constexpr int kConsumers = D == 64 ? 3 : 2;
+template <int D>
+constexpr int kBr = 64 * kConsumers<D>;  // queries per block
+template <int D>
+constexpr int kThreadsV3 = 128 * (1 + kConsumers<D>);
+// Registers per thread after setmaxnreg: the producer keeps 24, the consumers share the rest of
+// the SM's 64K (a multiple of 8): 24 * 128 + 160 * 384 and 24 * 128 + 240 * 256 <= 65536.
+constexpr uint32_t kProducerRegs = 24;
+template <int D>
+constexpr uint32_t kConsumerRegs = D == 64 ? 160 : 240;
 constexpr int kBc = 128;        // keys per K/V tile: S of a warpgroup is one m64n128 product
-constexpr int kConsumers = 2;
-constexpr int kThreadsV3 = 128 * (1 + kConsumers);
 constexpr int kPanel = 64;      // columns per 128-byte swizzle row: a D = 128 tile is two panels
 
 // The steps as compile-time switches.
@@ -73,8 +84,8 @@ constexpr int kStages = traits(kStep).ring ? kRingStages<D> : 1;
 // barriers, and 1 KiB to align the tiles to 1024 bytes (the 128-byte swizzle's period).
 __host__ __device__ constexpr uint32_t tile_bytes(int rows, int D) { return static_cast<uint32_t>(rows) * D * 2; }
 template <int D, FlashV3Step kStep>
-constexpr size_t kSmemV3 = tile_bytes(kBr, D) + 2 * kStages<D, kStep> * tile_bytes(kBc, D) +
-                           (1 + 4 * kStages<D, kStep>) * sizeof(uint64_t) + 1024;
+constexpr size_t kSmemV3 = tile_bytes(kBr<D>, D) + 2 * kStages<D, kStep> * tile_bytes(kBc, D) +
+                           (2 + 4 * kStages<D, kStep>) * sizeof(uint64_t) + 1024;
 static_assert(kSmemV3<128, FlashV3Step::pingpong> <= 227 * 1024 && kSmemV3<64, FlashV3Step::pingpong> <= 227 * 1024,
               "an H100/H200 block has at most 227 KiB of shared memory");
 
@@ -82,6 +93,7 @@ static_assert(kSmemV3<128, FlashV3Step::pingpong> <= 227 * 1024 && kSmemV3<64, F
 // head or batch (stride 0) is a dim of size 1 in its map, stepped by 0 (the *_step fields).
 struct V3Problem {
   int S = 0, L = 0, H = 0;
+  int BH = 0, q_blocks = 0;  // (batch, head) pairs; query blocks of Br per pair
   int q_head_step = 1, q_batch_step = 1, k_head_step = 1, k_batch_step = 1, v_head_step = 1, v_batch_step = 1;
   float scale_log2 = 0;   // |scale| * log2(e)
   bool negate = false;    // scale < 0: the scores are negated, the softmax taken with |scale|
@@ -118,9 +130,8 @@ struct ConsumerState {
 
 }  // namespace
 
-// One block: Br = 128 queries of one (batch, head). Warpgroup 0 is the producer; warpgroups 1 and
-// 2 are consumers, rows 0..63 and 64..127 of the block's queries. Blocks run the longest query
-// blocks first (blockIdx.y counts from the last query block down).
+// One block per SM, looping over items of Br queries of one (batch, head). Warpgroup 0 is the
+// producer; warpgroups 1.. are consumers, 64 of the item's queries each.
 template <typename T, int D, FlashV3Step kStep>
 __device__ __forceinline__ void flash_fwd_v3_block(const CUtensorMap* map_q, const CUtensorMap* map_k,
                                                    const CUtensorMap* map_v, const V3Problem& p) {
@@ -130,7 +141,8 @@ __device__ __forceinline__ void flash_fwd_v3_block(const CUtensorMap* map_q, con
   constexpr StepTraits kTraits = traits(kStep);
   constexpr int kStagesN = kStages<D, kStep>;
   constexpr int kPanels = D / kPanel;
-  constexpr uint32_t kBytesQ = tile_bytes(kBr, D), kBytesKV = tile_bytes(kBc, D);
+  constexpr int kConsumersN = kConsumers<D>, kBrN = kBr<D>;
+  constexpr uint32_t kBytesQ = tile_bytes(kBrN, D), kBytesKV = tile_bytes(kBc, D);
   const float kNegInf = -CUDART_INF_F;
 
   extern __shared__ uint8_t smem_raw[];
@@ -139,43 +151,65 @@ __device__ __forceinline__ void flash_fwd_v3_block(const CUtensorMap* map_q, con
   T* k_ring = reinterpret_cast<T*>(smem + kBytesQ);
   T* v_ring = reinterpret_cast<T*>(smem + kBytesQ + kStagesN * kBytesKV);
   uint64_t* q_full = reinterpret_cast<uint64_t*>(smem + kBytesQ + 2 * kStagesN * kBytesKV);
-  uint64_t* k_full = q_full + 1;  // TMA -> consumers: the stage's K has landed
+  uint64_t* q_empty = q_full + 1;
+  uint64_t* k_full = q_empty + 1;         // TMA -> consumers: the stage's K has landed
   uint64_t* k_empty = k_full + kStagesN;  // consumers -> producer: done reading it
   uint64_t* v_full = k_empty + kStagesN;
   uint64_t* v_empty = v_full + kStagesN;
 
   if (threadIdx.x == 0) {
-    mbarrier_init(q_full, 1);
+    mbarrier_init(q_full, 1);  // the producer's arrive_expect_tx (+ the bytes)
+    mbarrier_init(q_empty, kConsumersN * 4);  // lane 0 of every consumer warp
     for (int s = 0; s < kStagesN; ++s) {
-      mbarrier_init(&k_full[s], 1);  // the producer's arrive_expect_tx (+ the bytes)
+      mbarrier_init(&k_full[s], 1);
       mbarrier_init(&v_full[s], 1);
-      mbarrier_init(&k_empty[s], kConsumers * 4);  // lane 0 of every consumer warp
-      mbarrier_init(&v_empty[s], kConsumers * 4);
+      mbarrier_init(&k_empty[s], kConsumersN * 4);
+      mbarrier_init(&v_empty[s], kConsumersN * 4);
     }
     fence_barrier_init();
   }
   __syncthreads();
 
-  const int q0 = (gridDim.y - 1 - blockIdx.y) * kBr;
-  const int bh = blockIdx.x, b = bh / p.H, h = bh % p.H;
-  // With causal, keys past the block's last query are masked for every row: never loaded.
-  const int kv_end = p.causal ? min(p.L, q0 + kBr) : p.L;
-  const int n_tiles = (kv_end + kBc - 1) / kBc;  // visited from the last down: tile n_tiles - 1 - it
+  // The work: one (query block, batch * head) pair per item, the longest query blocks first
+  // (causal); the block takes items blockIdx.x, blockIdx.x + gridDim.x, ... (a persistent grid:
+  // the next item's loads overlap this one's last products and its output).
+  struct Work {
+    int q0, bh, n_tiles;  // n_tiles key tiles, visited from the last down: tile n_tiles - 1 - it
+  };
+  auto work = [&](int w) {
+    Work item;
+    item.q0 = (p.q_blocks - 1 - w / p.BH) * kBrN;
+    item.bh = w % p.BH;
+    // With causal, keys past the block's last query are masked for every row: never loaded.
+    const int kv_end = p.causal ? min(p.L, item.q0 + kBrN) : p.L;
+    item.n_tiles = (kv_end + kBc - 1) / kBc;
+    return item;
+  };
+  const int works = p.q_blocks * p.BH;
 
   const int warpgroup = threadIdx.x / 128;
   if (warpgroup == 0) {
     // ---- producer: one thread issues every load of the block ----
-    setmaxnreg_dec<24>();
-    if (threadIdx.x == 0 && n_tiles > 0) {
+    setmaxnreg_dec<kProducerRegs>();
+    if (threadIdx.x != 0) return;
+    int ring = 0;  // K/V tiles loaded so far: the ring position
+    int q_loads = 0;
+    for (int w = blockIdx.x; w < works; w += gridDim.x) {
+      const Work item = work(w);
+      if (item.n_tiles == 0) continue;
+      const int b = item.bh / p.H, h = item.bh % p.H;
       const int qh = h * p.q_head_step, qb = b * p.q_batch_step;
       const int kh = h * p.k_head_step, kb = b * p.k_batch_step;
       const int vh = h * p.v_head_step, vb = b * p.v_batch_step;
+      mbarrier_wait(q_empty, (q_loads & 1) ^ 1);  // every consumer is done with the last Q
       mbarrier_arrive_expect_tx(q_full, kBytesQ);
 #pragma unroll
-      for (int c = 0; c < kPanels; ++c) tma_load_4d(q_tile + c * kBr * kPanel, map_q, q_full, c * kPanel, q0, qh, qb);
-      for (int it = 0; it < n_tiles; ++it) {
-        const int key0 = (n_tiles - 1 - it) * kBc;
-        const RingSlot s = slot<kStagesN>(it);
+      for (int c = 0; c < kPanels; ++c)
+        tma_load_4d(q_tile + c * kBrN * kPanel, map_q, q_full, c * kPanel, item.q0, qh, qb);
+      ++q_loads;
+      for (int it = 0; it < item.n_tiles; ++it) {
+        const int key0 = (item.n_tiles - 1 - it) * kBc;
+        const RingSlot s = slot<kStagesN>(ring + it);
         mbarrier_wait(&k_empty[s.stage], s.parity ^ 1);  // the consumers gave this stage back
         mbarrier_arrive_expect_tx(&k_full[s.stage], kBytesKV);
         T* k_tile = k_ring + s.stage * kBc * D;
@@ -189,27 +223,25 @@ __device__ __forceinline__ void flash_fwd_v3_block(const CUtensorMap* map_q, con
         for (int c = 0; c < kPanels; ++c)
           tma_load_4d(v_tile + c * kBc * kPanel, map_v, &v_full[s.stage], c * kPanel, key0, vh, vb);
       }
+      ring += item.n_tiles;
     }
     return;
   }
 
   // ---- consumers ----
-  setmaxnreg_inc<240>();
+  setmaxnreg_inc<kConsumerRegs<D>>();
   const int consumer = warpgroup - 1;
   const int warp = (threadIdx.x / 32) % 4, lane = threadIdx.x % 32;
   const int g = lane / 4, t = lane % 4;
-  const int row_first = q0 + consumer * 64;  // the warpgroup's first query
-  const int my_row[2] = {row_first + warp * 16 + g, row_first + warp * 16 + g + 8};
-  // Ping-pong: barrier 1 + c is consumer c's turn to issue; the other consumer opens it.
+  // Ping-pong: barrier 1 + c is consumer c's turn to issue its products; the consumer before it
+  // (c - 1, cyclically) opens it once done issuing its own. Consumer 0 goes first.
   constexpr uint32_t kTurnThreads = 2 * 128;
-  const uint32_t my_turn = 1 + consumer, other_turn = 1 + (consumer ^ 1);
-  if (kTraits.pingpong && consumer == 1) named_barrier_arrive(1, kTurnThreads);  // consumer 0 goes first
+  const uint32_t my_turn = 1 + consumer, next_turn = 1 + (consumer + 1) % kConsumersN;
+  if (kTraits.pingpong && consumer == kConsumersN - 1) named_barrier_arrive(1, kTurnThreads);
 
   ConsumerState<D> st;
-#pragma unroll
-  for (int i = 0; i < D / 2; ++i) st.o[i] = 0.0f;
-  st.m[0] = st.m[1] = kNegInf;
-  st.l[0] = st.l[1] = 0.0f;
+  int row_first = 0;         // the warpgroup's first query in the current item
+  int my_row[2] = {0, 0};    // this thread's two queries
 
   // S = Q K^T for the stage's K tile: D/16 wgmmas, k = 16 dims each. Q's and K's rows are K-major
   // 128-byte swizzle rows: dims 16k.. of panel k / 4 start 32 bytes further per step.
@@ -219,7 +251,7 @@ __device__ __forceinline__ void flash_fwd_v3_block(const CUtensorMap* map_q, con
 #pragma unroll
     for (int k = 0; k < D / 16; ++k) {
       const int panel = k / 4, within = (k % 4) * 16;
-      wgmma_m64n128k16_ss<kBf16>(s, smem_descriptor(q_rows + panel * kBr * kPanel + within, 16, 1024),
+      wgmma_m64n128k16_ss<kBf16>(s, smem_descriptor(q_rows + panel * kBrN * kPanel + within, 16, 1024),
                                  smem_descriptor(k_tile + panel * kBc * kPanel + within, 16, 1024), k > 0);
     }
   };
@@ -297,98 +329,118 @@ __device__ __forceinline__ void flash_fwd_v3_block(const CUtensorMap* map_q, con
     if (lane == 0) mbarrier_arrive(bar);
   };
 
-  if (n_tiles > 0) mbarrier_wait(q_full, 0);
   float s[64];
 #pragma unroll
   for (int i = 0; i < 64; ++i) s[i] = 0.0f;
-  if constexpr (!kTraits.overlap) {
-    // One product at a time: S, wait, softmax, rescale O, P V, wait.
-    for (int it = 0; it < n_tiles; ++it) {
-      const RingSlot sl = slot<kStagesN>(it);
-      mbarrier_wait(&k_full[sl.stage], sl.parity);
-      wgmma_fence();
-      issue_s(s, sl.stage);
-      wgmma_commit();
-      wgmma_wait<0>();
-      fence_accumulators(s);
-      release(&k_empty[sl.stage]);
-      float rescale[2];
-      softmax(s, n_tiles - 1 - it, rescale);
-      rescale_o(rescale);
-      pack_p(s);
-      mbarrier_wait(&v_full[sl.stage], sl.parity);
-      wgmma_fence();
-      issue_pv(sl.stage);
-      wgmma_commit();
-      wgmma_wait<0>();
-      fence_accumulators(st.o);
-      fence_operands(st.p);
-      release(&v_empty[sl.stage]);
-    }
-  } else if (n_tiles > 0) {
-    // The first tile: S alone. Then iteration it issues S_it and P_{it-1} V_{it-1}, and runs the
-    // softmax of S_it under the latter; the last P V ends the loop.
-    if constexpr (kTraits.pingpong) named_barrier_sync(my_turn, kTurnThreads);
-    mbarrier_wait(&k_full[0], 0);
-    wgmma_fence();
-    issue_s(s, 0);
-    wgmma_commit();
-    if constexpr (kTraits.pingpong) named_barrier_arrive(other_turn, kTurnThreads);
-    wgmma_wait<0>();
-    fence_accumulators(s);
-    release(&k_empty[0]);
-    float rescale[2];
-    softmax(s, n_tiles - 1, rescale);  // O is still 0: nothing to rescale
-    pack_p(s);
-    for (int it = 1; it < n_tiles; ++it) {
-      const RingSlot sl = slot<kStagesN>(it), prev = slot<kStagesN>(it - 1);
+  int ring = 0;  // K/V tiles consumed so far: the ring position, as the producer's
+  int q_loads = 0;
+  for (int w = blockIdx.x; w < works; w += gridDim.x) {
+    const Work item = work(w);
+    const int n = item.n_tiles;
+    row_first = item.q0 + consumer * 64;
+    my_row[0] = row_first + warp * 16 + g;
+    my_row[1] = my_row[0] + 8;
+#pragma unroll
+    for (int i = 0; i < D / 2; ++i) st.o[i] = 0.0f;
+    st.m[0] = st.m[1] = kNegInf;
+    st.l[0] = st.l[1] = 0.0f;
+    if (n > 0) mbarrier_wait(q_full, q_loads++ & 1);
+
+    if constexpr (!kTraits.overlap) {
+      // One product at a time: S, wait, softmax, rescale O, P V, wait.
+      for (int it = 0; it < n; ++it) {
+        const RingSlot sl = slot<kStagesN>(ring + it);
+        mbarrier_wait(&k_full[sl.stage], sl.parity);
+        wgmma_fence();
+        issue_s(s, sl.stage);
+        wgmma_commit();
+        wgmma_wait<0>();
+        fence_accumulators(s);
+        release(&k_empty[sl.stage]);
+        if (it == n - 1) release(q_empty);  // Q's last product is done: the next item's Q may load
+        float rescale[2];
+        softmax(s, n - 1 - it, rescale);
+        rescale_o(rescale);
+        pack_p(s);
+        mbarrier_wait(&v_full[sl.stage], sl.parity);
+        wgmma_fence();
+        issue_pv(sl.stage);
+        wgmma_commit();
+        wgmma_wait<0>();
+        fence_accumulators(st.o);
+        fence_operands(st.p);
+        release(&v_empty[sl.stage]);
+      }
+    } else if (n > 0) {
+      // The first tile: S alone. Then iteration it issues S_it and P_{it-1} V_{it-1}, and runs
+      // the softmax of S_it under the latter; the last P V ends the item.
+      const RingSlot first = slot<kStagesN>(ring);
       if constexpr (kTraits.pingpong) named_barrier_sync(my_turn, kTurnThreads);
-      mbarrier_wait(&k_full[sl.stage], sl.parity);
+      mbarrier_wait(&k_full[first.stage], first.parity);
       wgmma_fence();
-      issue_s(s, sl.stage);
+      issue_s(s, first.stage);
       wgmma_commit();
-      mbarrier_wait(&v_full[prev.stage], prev.parity);
-      issue_pv(prev.stage);
-      wgmma_commit();
-      if constexpr (kTraits.pingpong) named_barrier_arrive(other_turn, kTurnThreads);
-      wgmma_wait<1>();  // S_it is done; P_{it-1} V_{it-1} may still run
+      if constexpr (kTraits.pingpong) named_barrier_arrive(next_turn, kTurnThreads);
+      wgmma_wait<0>();
       fence_accumulators(s);
-      release(&k_empty[sl.stage]);
-      softmax(s, n_tiles - 1 - it, rescale);
-      wgmma_wait<0>();  // O and P belonged to that product until now
+      release(&k_empty[first.stage]);
+      if (n == 1) release(q_empty);
+      float rescale[2];
+      softmax(s, n - 1, rescale);  // O is still 0: nothing to rescale
+      pack_p(s);
+      for (int it = 1; it < n; ++it) {
+        const RingSlot sl = slot<kStagesN>(ring + it), prev = slot<kStagesN>(ring + it - 1);
+        if constexpr (kTraits.pingpong) named_barrier_sync(my_turn, kTurnThreads);
+        mbarrier_wait(&k_full[sl.stage], sl.parity);
+        wgmma_fence();
+        issue_s(s, sl.stage);
+        wgmma_commit();
+        mbarrier_wait(&v_full[prev.stage], prev.parity);
+        issue_pv(prev.stage);
+        wgmma_commit();
+        if constexpr (kTraits.pingpong) named_barrier_arrive(next_turn, kTurnThreads);
+        wgmma_wait<1>();  // S_it is done; P_{it-1} V_{it-1} may still run
+        fence_accumulators(s);
+        release(&k_empty[sl.stage]);
+        if (it == n - 1) release(q_empty);
+        softmax(s, n - 1 - it, rescale);
+        wgmma_wait<0>();  // O and P belonged to that product until now
+        fence_accumulators(st.o);
+        fence_operands(st.p);
+        release(&v_empty[prev.stage]);
+        rescale_o(rescale);
+        pack_p(s);
+      }
+      const RingSlot last = slot<kStagesN>(ring + n - 1);
+      mbarrier_wait(&v_full[last.stage], last.parity);
+      wgmma_fence();
+      issue_pv(last.stage);
+      wgmma_commit();
+      wgmma_wait<0>();
       fence_accumulators(st.o);
       fence_operands(st.p);
-      release(&v_empty[prev.stage]);
-      rescale_o(rescale);
-      pack_p(s);
+      release(&v_empty[last.stage]);
     }
-    const RingSlot last = slot<kStagesN>(n_tiles - 1);
-    mbarrier_wait(&v_full[last.stage], last.parity);
-    wgmma_fence();
-    issue_pv(last.stage);
-    wgmma_commit();
-    wgmma_wait<0>();
-    fence_accumulators(st.o);
-    fence_operands(st.p);
-    release(&v_empty[last.stage]);
+    ring += n;
+
+    // out = O / l. Each thread summed only its own columns of P: add the quad's four partial sums.
+    T* out = static_cast<T*>(p.out) + (static_cast<int64_t>(item.bh) * p.S) * D;
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+      float l_row = st.l[r];
+      l_row += __shfl_xor_sync(0xffffffffu, l_row, 1);
+      l_row += __shfl_xor_sync(0xffffffffu, l_row, 2);
+      const float inv_l = l_row == 0.0f ? 0.0f : 1.0f / l_row;  // no visible key: 0, as the safe softmax gives
+      if (my_row[r] >= p.S) continue;
+      T* out_row = out + static_cast<int64_t>(my_row[r]) * D + 2 * t;
+#pragma unroll
+      for (int i = 0; i < D / 8; ++i)  // 4 bytes per lane; a quad writes 16 contiguous bytes
+        *reinterpret_cast<uint32_t*>(out_row + 8 * i) =
+            pack2<T>(st.o[4 * i + 2 * r] * inv_l, st.o[4 * i + 2 * r + 1] * inv_l);
+    }
   }
   if constexpr (kTraits.pingpong)
-    if (consumer == 0) named_barrier_sync(my_turn, kTurnThreads);  // consumer 1's opening arrival
-
-  // out = O / l. Each thread summed only its own columns of P: add the quad's four partial sums.
-  T* out = static_cast<T*>(p.out) + (static_cast<int64_t>(bh) * p.S) * D;
-#pragma unroll
-  for (int r = 0; r < 2; ++r) {
-    float l_row = st.l[r];
-    l_row += __shfl_xor_sync(0xffffffffu, l_row, 1);
-    l_row += __shfl_xor_sync(0xffffffffu, l_row, 2);
-    const float inv_l = l_row == 0.0f ? 0.0f : 1.0f / l_row;  // no visible key: 0, as the safe softmax gives
-    if (my_row[r] >= p.S) continue;
-    T* out_row = out + static_cast<int64_t>(my_row[r]) * D + 2 * t;
-#pragma unroll
-    for (int i = 0; i < D / 8; ++i)  // 4 bytes per lane; a quad writes 16 contiguous bytes
-      *reinterpret_cast<uint32_t*>(out_row + 8 * i) = pack2<T>(st.o[4 * i + 2 * r] * inv_l, st.o[4 * i + 2 * r + 1] * inv_l);
-  }
+    if (consumer == 0) named_barrier_sync(my_turn, kTurnThreads);  // the last consumer's opening arrival
 #else
   __trap();  // built for another architecture: supports() keeps calls away
 #endif
@@ -397,7 +449,7 @@ __device__ __forceinline__ void flash_fwd_v3_block(const CUtensorMap* map_q, con
 // flash_v3's kernels, one per dtype and head dim, named for the trace; the earlier steps are
 // instances of the template below.
 #define TS_FLASH_V3_KERNEL(NAME, T, D)                                                                              \
-  __global__ void __launch_bounds__(kThreadsV3, 1)                                                                  \
+  __global__ void __launch_bounds__(kThreadsV3<D>, 1)                                                               \
       NAME(const __grid_constant__ CUtensorMap map_q, const __grid_constant__ CUtensorMap map_k,                    \
            const __grid_constant__ CUtensorMap map_v, V3Problem p) {                                                \
     flash_fwd_v3_block<T, D, FlashV3Step::pingpong>(&map_q, &map_k, &map_v, p);                                     \
@@ -409,7 +461,7 @@ TS_FLASH_V3_KERNEL(ts_flash_attn_fwd_v3_f16_d128, __half, 128)
 #undef TS_FLASH_V3_KERNEL
 
 template <typename T, int D, FlashV3Step kStep>
-__global__ void __launch_bounds__(kThreadsV3, 1)
+__global__ void __launch_bounds__(kThreadsV3<D>, 1)
     ts_flash_attn_fwd_v3_step(const __grid_constant__ CUtensorMap map_q, const __grid_constant__ CUtensorMap map_k,
                               const __grid_constant__ CUtensorMap map_v, V3Problem p) {
   flash_fwd_v3_block<T, D, kStep>(&map_q, &map_k, &map_v, p);
@@ -423,6 +475,7 @@ using V3Kernel = void (*)(CUtensorMap, CUtensorMap, CUtensorMap, V3Problem);
 // devices it may use that much.
 struct V3Launch {
   V3Kernel kernel;
+  int block_rows, threads;
   size_t smem;
   std::atomic<uint64_t>* allowed;
 };
@@ -434,9 +487,9 @@ V3Launch launch_of() {
     constexpr bool bf16 = std::is_same_v<T, __nv_bfloat16>;
     return {D == 64 ? (bf16 ? ts_flash_attn_fwd_v3_bf16_d64 : ts_flash_attn_fwd_v3_f16_d64)
                     : (bf16 ? ts_flash_attn_fwd_v3_bf16_d128 : ts_flash_attn_fwd_v3_f16_d128),
-            kSmemV3<D, kStep>, &allowed};
+            kBr<D>, kThreadsV3<D>, kSmemV3<D, kStep>, &allowed};
   } else {
-    return {ts_flash_attn_fwd_v3_step<T, D, kStep>, kSmemV3<D, kStep>, &allowed};
+    return {ts_flash_attn_fwd_v3_step<T, D, kStep>, kBr<D>, kThreadsV3<D>, kSmemV3<D, kStep>, &allowed};
   }
 }
 
@@ -518,10 +571,17 @@ void sdpa_cuda_flash_v3_step(const Tensor& q, const Tensor& k, const Tensor& v, 
   flash_check_out("flash_v3", q, out);
   TS_CHECK(aligned16(out.data_ptr()), "sdpa flash_v3: out's data must be 16-byte aligned");
   const FlashProblem fp = flash_problem(q, k, v, attrs, out);
-  const int64_t q_blocks = ceil_div(fp.S, kBr);
-  if (q_blocks == 0 || fp.B * fp.H == 0) return;
-  TS_CHECK(q_blocks <= 65535, "sdpa flash_v3: {} blocks of {} queries exceed a grid's y", q_blocks, kBr);
+  const bool bf16 = q.dtype() == DType::bf16;
+  const V3Launch l = fp.D == 64 ? (bf16 ? launch_of<__nv_bfloat16, 64>(step) : launch_of<__half, 64>(step))
+                                : (bf16 ? launch_of<__nv_bfloat16, 128>(step) : launch_of<__half, 128>(step));
+  const int64_t q_blocks = ceil_div(fp.S, l.block_rows);
+  const int64_t works = q_blocks * fp.B * fp.H;
+  if (works == 0) return;
+  TS_CHECK(works <= std::numeric_limits<int>::max(), "sdpa flash_v3: {} blocks of {} queries exceed 2^31", works,
+           l.block_rows);
   V3Problem p;
+  p.BH = static_cast<int>(fp.B * fp.H);
+  p.q_blocks = static_cast<int>(q_blocks);
   p.S = static_cast<int>(fp.S);
   p.L = static_cast<int>(fp.L);
   p.H = static_cast<int>(fp.H);
@@ -529,16 +589,15 @@ void sdpa_cuda_flash_v3_step(const Tensor& q, const Tensor& k, const Tensor& v, 
   p.negate = fp.scale < 0;
   p.causal = fp.causal;
   p.out = out.data_ptr();
-  const CUtensorMap map_q = input_map(q, kBr, &p.q_head_step, &p.q_batch_step, "sdpa flash_v3 (q)");
+  const CUtensorMap map_q = input_map(q, l.block_rows, &p.q_head_step, &p.q_batch_step, "sdpa flash_v3 (q)");
   // L = 0: no key is ever loaded, and a map of zero rows does not exist: q's stands in.
   const CUtensorMap map_k = fp.L > 0 ? input_map(k, kBc, &p.k_head_step, &p.k_batch_step, "sdpa flash_v3 (k)") : map_q;
   const CUtensorMap map_v = fp.L > 0 ? input_map(v, kBc, &p.v_head_step, &p.v_batch_step, "sdpa flash_v3 (v)") : map_q;
-  const bool bf16 = q.dtype() == DType::bf16;
-  const V3Launch l = fp.D == 64 ? (bf16 ? launch_of<__nv_bfloat16, 64>(step) : launch_of<__half, 64>(step))
-                                : (bf16 ? launch_of<__nv_bfloat16, 128>(step) : launch_of<__half, 128>(step));
   allow_smem(l.kernel, l.smem, q.device().index, *l.allowed);
-  launch_with_smem(l.kernel, dim3(static_cast<unsigned>(fp.B * fp.H), static_cast<unsigned>(q_blocks)),
-                   dim3(kThreadsV3), l.smem, map_q, map_k, map_v, p);
+  // A persistent grid: one block per SM (one fits), each looping over its share of the work.
+  const int64_t blocks = std::min<int64_t>(works, hopper::properties(q.device().index).multiprocessors);
+  launch_with_smem(l.kernel, dim3(static_cast<unsigned>(blocks)), dim3(static_cast<unsigned>(l.threads)), l.smem,
+                   map_q, map_k, map_v, p);
 }
 
 void sdpa_cuda_flash_v3(const Tensor& q, const Tensor& k, const Tensor& v, const SdpaAttrs& attrs, Tensor& out) {
