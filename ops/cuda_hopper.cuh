@@ -218,8 +218,8 @@ __device__ __forceinline__ void wgmma_m64n256k16(float (&d)[128], uint64_t desc_
   }
 }
 
-// The accumulator operand lists of m64n64 (32 registers) and m64n128 (64) wgmmas, and the
-// matching register lists of the instruction text.
+// The accumulator operand lists of m64n64 (32 registers), m64n128 (64) and m64n176 (88) wgmmas,
+// and the matching register lists of the instruction text.
 #define TS_WGMMA_D32 \
   "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), \
   "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), \
@@ -243,24 +243,55 @@ __device__ __forceinline__ void wgmma_m64n256k16(float (&d)[128], uint64_t desc_
   "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, " \
   "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}"
 
-// d[64 x 128] (+)= A[64 x 16] * B[16 x 128], A and B in shared memory, both K-major: S = Q K^T of
-// the attention kernel, Q's rows and K's rows both holding the head dim contiguous. The
-// accumulator layout is m64n256's (above) cut at 128 columns: d[4i .. 4i + 3], i = 0..15.
-template <bool kIsBf16>
-__device__ __forceinline__ void wgmma_m64n128k16_ss(float (&d)[64], uint64_t desc_a, uint64_t desc_b,
-                                                    uint32_t accumulate) {
-#define TS_WGMMA_SS_N128(TYPE)                                                                              \
-  asm volatile("{\n .reg .pred p;\n setp.ne.b32 p, %66, 0;\n"                                              \
-               "wgmma.mma_async.sync.aligned.m64n128k16.f32." TYPE "." TYPE " " TS_WGMMA_REGS64               \
-               ", %64, %65, p, 1, 1, 0, 0;\n}\n"                                                            \
-               : TS_WGMMA_D64                                                                               \
+#define TS_WGMMA_D88 \
+  "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), \
+  "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), \
+  "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), \
+  "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), \
+  "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), \
+  "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), \
+  "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), \
+  "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]), \
+  "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]), \
+  "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]), \
+  "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87])
+#define TS_WGMMA_REGS88 \
+  "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, " \
+  "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, " \
+  "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, " \
+  "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, " \
+  "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, " \
+  "%80, %81, %82, %83, %84, %85, %86, %87}"
+
+// d[64 x N] (+)= A[64 x 16] * B[16 x N], A and B in shared memory, both K-major: S = Q K^T of
+// the attention kernel, Q's rows and K's rows both holding the head dim contiguous; N = 128 or
+// 176 keys. The accumulator layout is m64n256's (above) cut at N columns: d[4i .. 4i + 3],
+// i = 0..N/8 - 1.
+template <bool kIsBf16, int N>
+__device__ __forceinline__ void wgmma_m64nNk16_ss(float (&d)[N / 2], uint64_t desc_a, uint64_t desc_b,
+                                                  uint32_t accumulate) {
+  static_assert(N == 128 || N == 176, "the attention kernel's key tiles");
+// Operands: d, then the two descriptors and the predicate: %64.. for N = 128, %88.. for N = 176.
+#define TS_WGMMA_SS(NREGS, TYPE, SHAPE, DESCS, ACC)                                                          \
+  asm volatile("{\n .reg .pred p;\n setp.ne.b32 p, " ACC ", 0;\n"                                          \
+               "wgmma.mma_async.sync.aligned." SHAPE ".f32." TYPE "." TYPE " " TS_WGMMA_REGS##NREGS ", " DESCS  \
+               ", p, 1, 1, 0, 0;\n}\n"                                                                      \
+               : TS_WGMMA_D##NREGS                                                                           \
                : "l"(desc_a), "l"(desc_b), "r"(accumulate))
-  if constexpr (kIsBf16) {
-    TS_WGMMA_SS_N128("bf16");
+  if constexpr (N == 128) {
+    if constexpr (kIsBf16) {
+      TS_WGMMA_SS(64, "bf16", "m64n128k16", "%64, %65", "%66");
+    } else {
+      TS_WGMMA_SS(64, "f16", "m64n128k16", "%64, %65", "%66");
+    }
   } else {
-    TS_WGMMA_SS_N128("f16");
+    if constexpr (kIsBf16) {
+      TS_WGMMA_SS(88, "bf16", "m64n176k16", "%88, %89", "%90");
+    } else {
+      TS_WGMMA_SS(88, "f16", "m64n176k16", "%88, %89", "%90");
+    }
   }
-#undef TS_WGMMA_SS_N128
+#undef TS_WGMMA_SS
 }
 
 // d[64 x N] (+)= A[64 x 16] * B[16 x N] with A in registers ("RS"): O += P V of the attention

@@ -285,10 +285,14 @@ TEST_CASE("cuda: flash attention v1, v2, v3 (and v3's steps) against float64: sh
   if (no_gpu()) return;
   const uint64_t base_seed = fresh_seed();
   MESSAGE("seed base ", base_seed);
-  std::vector<Shape> shapes = {{1, 1, 1, 1},   {1, 2, 7, 7},    {2, 1, 65, 65},  {1, 3, 7, 300},
-                               {2, 2, 130, 64}, {1, 1, 1, 129}, {1, 2, 129, 127}};
+  // flash_v3 picks its block shape from D, S and the mask (its launch_for): S = 383 and 2000 run
+  // its 192-query blocks at D = 64, the others its 128-query ones; D = 128 without the mask its
+  // 176-key tiles.
+  std::vector<Shape> shapes = {{1, 1, 1, 1},   {1, 2, 7, 7},    {2, 1, 65, 65},    {1, 3, 7, 300},
+                               {2, 2, 130, 64}, {1, 1, 1, 129}, {1, 2, 129, 127}, {1, 2, 383, 383}};
   if (!quick()) {
     shapes.push_back({1, 2, 1000, 1000});
+    shapes.push_back({1, 2, 2000, 1999});
     shapes.push_back({3, 47, 65, 65});  // 141 (batch, head) pairs: more than the 132 SMs of an H200
     shapes.push_back({1, 2, 1000, 333});
   }

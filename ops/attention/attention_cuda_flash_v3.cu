@@ -50,22 +50,15 @@ namespace ts {
 
 namespace {
 
-// Consumer warpgroups of 64 queries each (one wgmma M): three for D = 64, whose products are
-// small next to the softmax (more warpgroups to take turns), two for D = 128 (registers: O alone
-// is 64 per thread).
-template <int D>
-constexpr int kConsumers = D == 64 ? 3 : 2;
-template <int D>
-constexpr int kBr = 64 * kConsumers<D>;  // queries per block
-template <int D>
-constexpr int kThreadsV3 = 128 * (1 + kConsumers<D>);
+// A block: consumer warpgroups of 64 queries each (one wgmma M) and K/V tiles of kBc keys (one
+// m64nBc product per warpgroup for S). See block_shape() for the choices.
+__host__ __device__ constexpr int block_rows(int consumers) { return 64 * consumers; }
+__host__ __device__ constexpr int block_threads(int consumers) { return 128 * (1 + consumers); }
 // Registers per thread after setmaxnreg: the producer keeps 24, the consumers share the rest of
 // the SM's 64K (a multiple of 8): 24 * 128 + 160 * 384 and 24 * 128 + 240 * 256 <= 65536.
 constexpr uint32_t kProducerRegs = 24;
-template <int D>
-constexpr uint32_t kConsumerRegs = D == 64 ? 160 : 240;
-constexpr int kBc = 128;        // keys per K/V tile: S of a warpgroup is one m64n128 product
-constexpr int kPanel = 64;      // columns per 128-byte swizzle row: a D = 128 tile is two panels
+__host__ __device__ constexpr uint32_t consumer_regs(int consumers) { return consumers == 3 ? 160 : 240; }
+constexpr int kPanel = 64;  // columns per 128-byte swizzle row: a D = 128 tile is two panels
 
 // The steps as compile-time switches.
 struct StepTraits {
@@ -75,18 +68,19 @@ __host__ __device__ constexpr StepTraits traits(FlashV3Step step) {
   return {step >= FlashV3Step::ring, step >= FlashV3Step::overlap, step >= FlashV3Step::pingpong};
 }
 
-template <int D>
-constexpr int kRingStages = D == 64 ? 4 : 2;
-template <int D, FlashV3Step kStep>
-constexpr int kStages = traits(kStep).ring ? kRingStages<D> : 1;
+__host__ __device__ constexpr int stages(int D, FlashV3Step step) {
+  return traits(step).ring ? (D == 64 ? 4 : 2) : 1;
+}
 
 // Shared memory: Q [D/64 panels][Br][64], the K and V rings [stages][D/64 panels][Bc][64], the
 // barriers, and 1 KiB to align the tiles to 1024 bytes (the 128-byte swizzle's period).
 __host__ __device__ constexpr uint32_t tile_bytes(int rows, int D) { return static_cast<uint32_t>(rows) * D * 2; }
-template <int D, FlashV3Step kStep>
-constexpr size_t kSmemV3 = tile_bytes(kBr<D>, D) + 2 * kStages<D, kStep> * tile_bytes(kBc, D) +
-                           (2 + 4 * kStages<D, kStep>) * sizeof(uint64_t) + 1024;
-static_assert(kSmemV3<128, FlashV3Step::pingpong> <= 227 * 1024 && kSmemV3<64, FlashV3Step::pingpong> <= 227 * 1024,
+constexpr size_t smem_bytes(int D, FlashV3Step step, int consumers, int keys) {
+  return tile_bytes(block_rows(consumers), D) + 2 * stages(D, step) * tile_bytes(keys, D) +
+         (2 + 4 * stages(D, step)) * sizeof(uint64_t) + 1024;
+}
+static_assert(smem_bytes(128, FlashV3Step::pingpong, 2, 176) <= 227 * 1024 &&
+                  smem_bytes(64, FlashV3Step::pingpong, 3, 176) <= 227 * 1024,
               "an H100/H200 block has at most 227 KiB of shared memory");
 
 // One call as the kernel sees it. The tensor maps carry the pointers and strides; a broadcast
@@ -120,28 +114,28 @@ __device__ __forceinline__ RingSlot slot(int it) {
 
 // One consumer warpgroup's rows: the online softmax state and O, in wgmma accumulator layout
 // (thread: rows g and g + 8 of its warp's 16, as index r = 0, 1).
-template <int D>
+template <int D, int kBcN>
 struct ConsumerState {
   float o[D / 2];       // O [64 x D] of the warpgroup, unnormalized: o[4i + 2r + e] = (row r, col 8i + 2t + e)
   float m[2];           // running max of the (negated when scale < 0) raw scores
   float l[2];           // running sum of P over this thread's columns (summed over the quad at the end)
-  uint32_t p[kBc / 16][4];  // P of the last tile as the A operand of O += P V, one entry per 16 keys
+  uint32_t p[kBcN / 16][4];  // P of the last tile as the A operand of O += P V, one entry per 16 keys
 };
 
 }  // namespace
 
 // One block per SM, looping over items of Br queries of one (batch, head). Warpgroup 0 is the
 // producer; warpgroups 1.. are consumers, 64 of the item's queries each.
-template <typename T, int D, FlashV3Step kStep>
+template <typename T, int D, FlashV3Step kStep, int kConsumersN, int kBcN>
 __device__ __forceinline__ void flash_fwd_v3_block(const CUtensorMap* map_q, const CUtensorMap* map_k,
                                                    const CUtensorMap* map_v, const V3Problem& p) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   using namespace hopper;
   constexpr bool kBf16 = std::is_same_v<T, __nv_bfloat16>;
   constexpr StepTraits kTraits = traits(kStep);
-  constexpr int kStagesN = kStages<D, kStep>;
+  constexpr int kStagesN = stages(D, kStep);
   constexpr int kPanels = D / kPanel;
-  constexpr int kConsumersN = kConsumers<D>, kBrN = kBr<D>;
+  constexpr int kBrN = block_rows(kConsumersN), kBc = kBcN, kS = kBcN / 2;  // kS: S accumulators per thread
   constexpr uint32_t kBytesQ = tile_bytes(kBrN, D), kBytesKV = tile_bytes(kBc, D);
   const float kNegInf = -CUDART_INF_F;
 
@@ -229,7 +223,7 @@ __device__ __forceinline__ void flash_fwd_v3_block(const CUtensorMap* map_q, con
   }
 
   // ---- consumers ----
-  setmaxnreg_inc<kConsumerRegs<D>>();
+  setmaxnreg_inc<consumer_regs(kConsumersN)>();
   const int consumer = warpgroup - 1;
   const int warp = (threadIdx.x / 32) % 4, lane = threadIdx.x % 32;
   const int g = lane / 4, t = lane % 4;
@@ -239,19 +233,19 @@ __device__ __forceinline__ void flash_fwd_v3_block(const CUtensorMap* map_q, con
   const uint32_t my_turn = 1 + consumer, next_turn = 1 + (consumer + 1) % kConsumersN;
   if (kTraits.pingpong && consumer == kConsumersN - 1) named_barrier_arrive(1, kTurnThreads);
 
-  ConsumerState<D> st;
+  ConsumerState<D, kBcN> st;
   int row_first = 0;         // the warpgroup's first query in the current item
   int my_row[2] = {0, 0};    // this thread's two queries
 
   // S = Q K^T for the stage's K tile: D/16 wgmmas, k = 16 dims each. Q's and K's rows are K-major
   // 128-byte swizzle rows: dims 16k.. of panel k / 4 start 32 bytes further per step.
   const T* q_rows = q_tile + consumer * 64 * kPanel;
-  auto issue_s = [&](float (&s)[64], int stage) {
+  auto issue_s = [&](float (&s)[kS], int stage) {
     const T* k_tile = k_ring + stage * kBc * D;
 #pragma unroll
     for (int k = 0; k < D / 16; ++k) {
       const int panel = k / 4, within = (k % 4) * 16;
-      wgmma_m64n128k16_ss<kBf16>(s, smem_descriptor(q_rows + panel * kBrN * kPanel + within, 16, 1024),
+      wgmma_m64nNk16_ss<kBf16, kBc>(s, smem_descriptor(q_rows + panel * kBrN * kPanel + within, 16, 1024),
                                  smem_descriptor(k_tile + panel * kBc * kPanel + within, 16, 1024), k > 0);
     }
   };
@@ -267,10 +261,10 @@ __device__ __forceinline__ void flash_fwd_v3_block(const CUtensorMap* map_q, con
   // online softmax of tile `tile`: new max, the factor that rescales O and l, P in place of S.
   // Returns the rescale factors; O is rescaled and P packed by the caller, once the product
   // reading and writing them is done.
-  auto softmax = [&](float (&s)[64], int tile, float (&rescale)[2]) {
+  auto softmax = [&](float (&s)[kS], int tile, float (&rescale)[2]) {
     if (p.negate) {
 #pragma unroll
-      for (int i = 0; i < 64; ++i) s[i] = -s[i];
+      for (int i = 0; i < kS; ++i) s[i] = -s[i];
     }
     const int key0 = tile * kBc;
     if (key0 + kBc > p.L || (p.causal && key0 + kBc - 1 > row_first)) {
@@ -310,7 +304,7 @@ __device__ __forceinline__ void flash_fwd_v3_block(const CUtensorMap* map_q, con
     }
   };
   // P as the A operand of P V: keys 16k..16k+15 are accumulators 8k..8k+7 (see wgmma_m64nNk16_rs).
-  auto pack_p = [&](const float (&s)[64]) {
+  auto pack_p = [&](const float (&s)[kS]) {
 #pragma unroll
     for (int k = 0; k < kBc / 16; ++k) {
       st.p[k][0] = pack2<T>(s[8 * k + 0], s[8 * k + 1]);
@@ -329,9 +323,9 @@ __device__ __forceinline__ void flash_fwd_v3_block(const CUtensorMap* map_q, con
     if (lane == 0) mbarrier_arrive(bar);
   };
 
-  float s[64];
+  float s[kS];
 #pragma unroll
-  for (int i = 0; i < 64; ++i) s[i] = 0.0f;
+  for (int i = 0; i < kS; ++i) s[i] = 0.0f;
   int ring = 0;  // K/V tiles consumed so far: the ring position, as the producer's
   int q_loads = 0;
   for (int w = blockIdx.x; w < works; w += gridDim.x) {
@@ -446,62 +440,91 @@ __device__ __forceinline__ void flash_fwd_v3_block(const CUtensorMap* map_q, con
 #endif
 }
 
-// flash_v3's kernels, one per dtype and head dim, named for the trace; the earlier steps are
-// instances of the template below.
-#define TS_FLASH_V3_KERNEL(NAME, T, D)                                                                              \
-  __global__ void __launch_bounds__(kThreadsV3<D>, 1)                                                               \
+// flash_v3's kernels, one per dtype, head dim and block shape (Br queries x Bc keys), named for
+// the trace; the earlier steps are instances of the template below.
+#define TS_FLASH_V3_KERNEL(NAME, T, D, CONSUMERS, KEYS)                                                            \
+  __global__ void __launch_bounds__(block_threads(CONSUMERS), 1)                                                    \
       NAME(const __grid_constant__ CUtensorMap map_q, const __grid_constant__ CUtensorMap map_k,                    \
            const __grid_constant__ CUtensorMap map_v, V3Problem p) {                                                \
-    flash_fwd_v3_block<T, D, FlashV3Step::pingpong>(&map_q, &map_k, &map_v, p);                                     \
+    flash_fwd_v3_block<T, D, FlashV3Step::pingpong, CONSUMERS, KEYS>(&map_q, &map_k, &map_v, p);                    \
   }
-TS_FLASH_V3_KERNEL(ts_flash_attn_fwd_v3_bf16_d64, __nv_bfloat16, 64)
-TS_FLASH_V3_KERNEL(ts_flash_attn_fwd_v3_f16_d64, __half, 64)
-TS_FLASH_V3_KERNEL(ts_flash_attn_fwd_v3_bf16_d128, __nv_bfloat16, 128)
-TS_FLASH_V3_KERNEL(ts_flash_attn_fwd_v3_f16_d128, __half, 128)
+TS_FLASH_V3_KERNEL(ts_flash_attn_fwd_v3_bf16_d64_192x128, __nv_bfloat16, 64, 3, 128)
+TS_FLASH_V3_KERNEL(ts_flash_attn_fwd_v3_f16_d64_192x128, __half, 64, 3, 128)
+TS_FLASH_V3_KERNEL(ts_flash_attn_fwd_v3_bf16_d64_128x128, __nv_bfloat16, 64, 2, 128)
+TS_FLASH_V3_KERNEL(ts_flash_attn_fwd_v3_f16_d64_128x128, __half, 64, 2, 128)
+TS_FLASH_V3_KERNEL(ts_flash_attn_fwd_v3_bf16_d128_128x128, __nv_bfloat16, 128, 2, 128)
+TS_FLASH_V3_KERNEL(ts_flash_attn_fwd_v3_f16_d128_128x128, __half, 128, 2, 128)
+TS_FLASH_V3_KERNEL(ts_flash_attn_fwd_v3_bf16_d128_128x176, __nv_bfloat16, 128, 2, 176)
+TS_FLASH_V3_KERNEL(ts_flash_attn_fwd_v3_f16_d128_128x176, __half, 128, 2, 176)
 #undef TS_FLASH_V3_KERNEL
 
-template <typename T, int D, FlashV3Step kStep>
-__global__ void __launch_bounds__(kThreadsV3<D>, 1)
+template <typename T, int D, FlashV3Step kStep, int kConsumersN, int kBcN>
+__global__ void __launch_bounds__(block_threads(kConsumersN), 1)
     ts_flash_attn_fwd_v3_step(const __grid_constant__ CUtensorMap map_q, const __grid_constant__ CUtensorMap map_k,
                               const __grid_constant__ CUtensorMap map_v, V3Problem p) {
-  flash_fwd_v3_block<T, D, kStep>(&map_q, &map_k, &map_v, p);
+  flash_fwd_v3_block<T, D, kStep, kConsumersN, kBcN>(&map_q, &map_k, &map_v, p);
 }
 
 namespace {
 
 using V3Kernel = void (*)(CUtensorMap, CUtensorMap, CUtensorMap, V3Problem);
 
-// The kernel of (dtype, head dim, step), its shared memory, and the flag that records on which
-// devices it may use that much.
+// The kernel of (dtype, head dim, step, block shape), its shape, its shared memory, and the flag
+// that records on which devices it may use that much.
 struct V3Launch {
   V3Kernel kernel;
-  int block_rows, threads;
+  int block_rows, threads, keys;
   size_t smem;
   std::atomic<uint64_t>* allowed;
 };
 
-template <typename T, int D, FlashV3Step kStep>
+template <typename T, int D, FlashV3Step kStep, int kConsumersN, int kBcN>
 V3Launch launch_of() {
   static std::atomic<uint64_t> allowed;
-  if constexpr (kStep == FlashV3Step::pingpong) {
-    constexpr bool bf16 = std::is_same_v<T, __nv_bfloat16>;
-    return {D == 64 ? (bf16 ? ts_flash_attn_fwd_v3_bf16_d64 : ts_flash_attn_fwd_v3_f16_d64)
-                    : (bf16 ? ts_flash_attn_fwd_v3_bf16_d128 : ts_flash_attn_fwd_v3_f16_d128),
-            kBr<D>, kThreadsV3<D>, kSmemV3<D, kStep>, &allowed};
+  V3Kernel kernel = nullptr;
+  if constexpr (kStep != FlashV3Step::pingpong) {
+    kernel = ts_flash_attn_fwd_v3_step<T, D, kStep, kConsumersN, kBcN>;
   } else {
-    return {ts_flash_attn_fwd_v3_step<T, D, kStep>, kBr<D>, kThreadsV3<D>, kSmemV3<D, kStep>, &allowed};
+    constexpr bool bf16 = std::is_same_v<T, __nv_bfloat16>;
+    if constexpr (D == 64 && kConsumersN == 3)
+      kernel = bf16 ? ts_flash_attn_fwd_v3_bf16_d64_192x128 : ts_flash_attn_fwd_v3_f16_d64_192x128;
+    else if constexpr (D == 64)
+      kernel = bf16 ? ts_flash_attn_fwd_v3_bf16_d64_128x128 : ts_flash_attn_fwd_v3_f16_d64_128x128;
+    else if constexpr (kBcN == 128)
+      kernel = bf16 ? ts_flash_attn_fwd_v3_bf16_d128_128x128 : ts_flash_attn_fwd_v3_f16_d128_128x128;
+    else
+      kernel = bf16 ? ts_flash_attn_fwd_v3_bf16_d128_128x176 : ts_flash_attn_fwd_v3_f16_d128_128x176;
   }
+  return {kernel, block_rows(kConsumersN), block_threads(kConsumersN), kBcN, smem_bytes(D, kStep, kConsumersN, kBcN),
+          &allowed};
 }
 
-template <typename T, int D>
+template <typename T, int D, int kConsumersN, int kBcN>
 V3Launch launch_of(FlashV3Step step) {
   switch (step) {
-    case FlashV3Step::wgmma: return launch_of<T, D, FlashV3Step::wgmma>();
-    case FlashV3Step::ring: return launch_of<T, D, FlashV3Step::ring>();
-    case FlashV3Step::overlap: return launch_of<T, D, FlashV3Step::overlap>();
+    case FlashV3Step::wgmma: return launch_of<T, D, FlashV3Step::wgmma, kConsumersN, kBcN>();
+    case FlashV3Step::ring: return launch_of<T, D, FlashV3Step::ring, kConsumersN, kBcN>();
+    case FlashV3Step::overlap: return launch_of<T, D, FlashV3Step::overlap, kConsumersN, kBcN>();
     case FlashV3Step::pingpong: break;
   }
-  return launch_of<T, D, FlashV3Step::pingpong>();
+  return launch_of<T, D, FlashV3Step::pingpong, kConsumersN, kBcN>();
+}
+
+// The block shape of a call, as measured on the H200 (ops/attention/README.md):
+//   D = 64: three consumers (192 queries; +7% at S = 4096 over two, the softmax being large next
+//     to the small products) unless that pads more than 1/16 of the queries (S = 1024: 1152 rows
+//     for 1024), then two (128 queries);
+//   D = 128: two consumers (registers), and without the causal mask 176 keys per tile (fewer
+//     iterations, each with the same fixed cost: barriers, shuffles, the wait for S), with it 128.
+template <typename T>
+V3Launch launch_for(int64_t D, int64_t S, bool causal, FlashV3Step step) {
+  if (D == 64) {
+    const int64_t padded = ceil_div(S, block_rows(3)) * block_rows(3) - S;
+    if (padded * 16 <= S) return launch_of<T, 64, 3, 128>(step);
+    return launch_of<T, 64, 2, 128>(step);
+  }
+  if (causal) return launch_of<T, 128, 2, 128>(step);
+  return launch_of<T, 128, 2, 176>(step);
 }
 
 // TMA's rules for one of q, k, v: unit last stride; every other stride a multiple of 8 elements
@@ -572,8 +595,8 @@ void sdpa_cuda_flash_v3_step(const Tensor& q, const Tensor& k, const Tensor& v, 
   TS_CHECK(aligned16(out.data_ptr()), "sdpa flash_v3: out's data must be 16-byte aligned");
   const FlashProblem fp = flash_problem(q, k, v, attrs, out);
   const bool bf16 = q.dtype() == DType::bf16;
-  const V3Launch l = fp.D == 64 ? (bf16 ? launch_of<__nv_bfloat16, 64>(step) : launch_of<__half, 64>(step))
-                                : (bf16 ? launch_of<__nv_bfloat16, 128>(step) : launch_of<__half, 128>(step));
+  const V3Launch l = bf16 ? launch_for<__nv_bfloat16>(fp.D, fp.S, fp.causal, step)
+                          : launch_for<__half>(fp.D, fp.S, fp.causal, step);
   const int64_t q_blocks = ceil_div(fp.S, l.block_rows);
   const int64_t works = q_blocks * fp.B * fp.H;
   if (works == 0) return;
@@ -591,8 +614,8 @@ void sdpa_cuda_flash_v3_step(const Tensor& q, const Tensor& k, const Tensor& v, 
   p.out = out.data_ptr();
   const CUtensorMap map_q = input_map(q, l.block_rows, &p.q_head_step, &p.q_batch_step, "sdpa flash_v3 (q)");
   // L = 0: no key is ever loaded, and a map of zero rows does not exist: q's stands in.
-  const CUtensorMap map_k = fp.L > 0 ? input_map(k, kBc, &p.k_head_step, &p.k_batch_step, "sdpa flash_v3 (k)") : map_q;
-  const CUtensorMap map_v = fp.L > 0 ? input_map(v, kBc, &p.v_head_step, &p.v_batch_step, "sdpa flash_v3 (v)") : map_q;
+  const CUtensorMap map_k = fp.L > 0 ? input_map(k, l.keys, &p.k_head_step, &p.k_batch_step, "sdpa flash_v3 (k)") : map_q;
+  const CUtensorMap map_v = fp.L > 0 ? input_map(v, l.keys, &p.v_head_step, &p.v_batch_step, "sdpa flash_v3 (v)") : map_q;
   allow_smem(l.kernel, l.smem, q.device().index, *l.allowed);
   // A persistent grid: one block per SM (one fits), each looping over its share of the work.
   const int64_t blocks = std::min<int64_t>(works, hopper::properties(q.device().index).multiprocessors);
