@@ -5,34 +5,39 @@
 // What changed from rung 2 (attention_cuda_flash_v2.cu, mma.sync), one technique at a time (each
 // is a step of FlashV3Step, measured in ops/attention/README.md):
 //   wgmma     both products on wgmma, a warpgroup (128 threads) at a time: S = Q K^T with Q and K
-//             read by the tensor cores straight from shared memory (m64n128k16: no ldmatrix, no
+//             read by the tensor cores straight from shared memory (m64nBc k16: no ldmatrix, no
 //             fragments), O += P V with P from registers (the softmax's output, rounded to 16 bits:
 //             the S accumulator layout is the register A operand's) and V from shared memory.
 //             The copies move to TMA: one thread of a producer warpgroup asks for whole Q, K, V
 //             tiles, which land swizzled (the layout wgmma reads), zero-filled past S and L,
-//             counted by mbarriers. Two consumer warpgroups own 64 of the block's Br = 128
-//             queries each; setmaxnreg gives the producer's registers to them (24 -> 240).
-//   ring      K and V tiles of Bc = 128 keys come through a ring of stages (4 for D = 64, 2 for
+//             counted by mbarriers. Consumer warpgroups own 64 of the block's Br queries each;
+//             setmaxnreg gives the producer's registers to them (24 each for the producer).
+//   ring      K and V tiles of Bc keys come through a ring of stages (4 for D = 64, 2 for
 //             D = 128): the producer runs that many tiles ahead of the consumers, who give each
 //             stage back as soon as its product is done (K after S = Q K^T, V after P V).
 //   overlap   within a warpgroup (FlashAttention-3's intra-warpgroup pipelining): issue S_j =
 //             Q K_j^T and O += P_{j-1} V_{j-1} back to back, wait only for S_j, and run the
 //             softmax of tile j while the tensor cores still multiply P_{j-1} V_{j-1}. O's
 //             rescale waits for that product; P_j waits in registers for the next iteration.
-//   pingpong  between the two consumer warpgroups: two named barriers make them take turns at
-//             issuing their products, so that one warpgroup's softmax (exp2 on the special
-//             function units) runs under the other's GEMMs and the tensor cores never wait for
-//             both to finish a softmax at once.
+//   pingpong  between the consumer warpgroups: named barriers make them take turns at issuing
+//             their products, so that one warpgroup's softmax (exp2 on the special function
+//             units) runs under another's GEMMs and the tensor cores never wait for all of them
+//             to finish a softmax at once.
+// Every step runs on a persistent grid: one block per SM loops over (query block, batch * head)
+//   items, the longest (causal) first, and the producer loads the next item's Q, K and V while
+//   the consumers finish this one (Q is given back after its last product, through an mbarrier).
+// The block shape (launch_for): Br = 192 queries (three consumers) or 128 (two), Bc = 128 keys,
+//   or 176 at D = 128 without the mask.
 // Unchanged from v2: the online softmax in exp2 with scale*log2(e) folded into one FFMA, the
 //   running max/sum per row (a row is spread over the 4 threads of a quad: two shuffles), causal
 //   tiles past the block's last query never loaded. New here: the key tiles are visited from the
-//   last one down, so that only the first one or two of a block's iterations pay for masking
+//   last one down, so that only the first one or two of an item's iterations pay for masking
 //   (the causal diagonal, the end of L).
 // Supports: bf16, f16 on a compute capability 9.0 GPU; head dims 64 and 128; any S, L, B, H;
 //   q, k, v with a unit last stride, other strides multiples of 8 elements (TMA's 16 bytes) or 0
 //   (a dim broadcast), data 16-byte aligned.
 // Cost:  4*B*H*S*L*D FLOPs (causal about half); bytes: q and out once, K and V once per block of
-//        Br = 128 queries, as v2: (2*S*D + 2*L*D*ceil(S/128)) * B*H * sizeof(T).
+//        Br queries, as v2: (2*S*D + 2*L*D*ceil(S/Br)) * B*H * sizeof(T).
 // Try:   ./build/release/ts_bench --filter /flash_v3   (tests: ts_tests -tc='cuda: flash*')
 #include <cuda.h>
 #include <math_constants.h>
