@@ -12,7 +12,9 @@ timed region), device work with CUDA events around one call after a 256 MiB
 memset that empties the L2 cache and keeps the GPU busy while the call is
 issued (warm-up, then the median). The
 table prints ours, PyTorch's, ours/theirs and the targets; only the entries
-present in the JSON are measured. PyTorch
+present in the JSON are measured. For attention it then prints every PyTorch
+backend on the shapes our run measured, and flash_v2, flash_v3's steps and
+flash_v3 beside PyTorch's cuDNN and flash backends, in us and TFLOP/s. PyTorch
 is called from Python, so its per-op CPU numbers include the interpreter, as
 they do for its users.
 """
