@@ -12,7 +12,9 @@ timed region), device work with CUDA events around one call after a 256 MiB
 memset that empties the L2 cache and keeps the GPU busy while the call is
 issued (warm-up, then the median). The
 table prints ours, PyTorch's, ours/theirs and the targets; only the entries
-present in the JSON are measured. PyTorch
+present in the JSON are measured. For attention it then prints every PyTorch
+backend on the shapes our run measured, and flash_v2, flash_v3's steps and
+flash_v3 beside PyTorch's cuDNN and flash backends, in us and TFLOP/s. PyTorch
 is called from Python, so its per-op CPU numbers include the interpreter, as
 they do for its users.
 """
@@ -187,8 +189,12 @@ def attn_workload(kind, shape, unit):
 
 
 # Our path -> the PyTorch code it is compared with: the series' naive and in-place code, the math
-# backend for our math rung, FlashAttention-2 (PyTorch's flash backend) for both flash rungs.
-ATTN_COUNTERPART = {"naive": "naive", "inplace": "inplace", "math": "math", "flash_v1": "flash", "flash_v2": "flash"}
+# backend for our math rung, FlashAttention-2 (PyTorch's flash backend) for flash_v1 and flash_v2,
+# and cuDNN's backend (Hopper's wgmma, TMA and warp specialization, as flash_v3) for flash_v3 and
+# the steps on the way to it (ts_bench's attn/bf16/<shape>/flash_v3_<step> entries).
+FLASH_V3_STEPS = ("wgmma", "ring", "overlap")  # ts::FlashV3Step but the last (pingpong is flash_v3)
+ATTN_COUNTERPART = {"naive": "naive", "inplace": "inplace", "math": "math", "flash_v1": "flash", "flash_v2": "flash",
+                    **{f"flash_v3_{step}": "cudnn" for step in FLASH_V3_STEPS}, "flash_v3": "cudnn"}
 
 
 def attention_workloads():
@@ -231,6 +237,50 @@ EXTRA = {
     "torch.compile geglu 8192x3072 (us)": ("geglu/bf16/8192x3072", lambda: geglu_us(True)),
     "torch.compile mlp forward (us)": ("mlp/bf16/fused", lambda: mlp_us(True)),
 }
+
+
+def ours_in_both_units(ours, name):
+    """Our entry's (us, TFLOP/s): its value and the figure ts_bench writes beside it (_us or _tflops)."""
+    value, unit = ours[name]
+    if unit == "us":
+        return value, ours.get(f"{name}_tflops", (None, ""))[0]
+    return ours.get(f"{name}_us", (None, ""))[0], value
+
+
+def flash_v3_beside_torch(ours, attn_rows):
+    """Per shape: flash_v2, flash_v3's steps and flash_v3 beside PyTorch's cuDNN and flash backends,
+    in both units, from the figures measured above; printed, and returned for --out."""
+    torch_of = {r["name"]: r for r in attn_rows}
+    rows = []
+    for shape in ATTN_SHAPES:
+        for path in ("flash_v2", *(f"flash_v3_{step}" for step in FLASH_V3_STEPS), "flash_v3"):
+            name = f"attn/bf16/{shape}/{path}"
+            if name not in ours:
+                continue
+            us, tflops = ours_in_both_units(ours, name)
+            row = {"shape": shape, "ours": path, "ours_us": us, "ours_tflops": tflops}
+            for kind in ("cudnn", "flash"):
+                theirs = torch_of.get(f"torch/attn/bf16/{shape}/{kind}")
+                row[f"{kind}_us"] = theirs["us"] if theirs else None
+                row[f"{kind}_tflops"] = theirs["tflops"] if theirs else None
+                # > 1: ours is faster (their time over ours)
+                row[f"{kind}_over_ours"] = theirs["us"] / us if theirs and us else None
+            rows.append(row)
+    if not rows:
+        return rows
+
+    def cell(x):
+        return f"{x:.3f}" if x is not None else "-"
+
+    print()
+    print("flash_v3 beside PyTorch's cuDNN and flash backends (device time per forward; speedup = their time / ours)")
+    print(f"{'shape':<26} {'ours':<17} {'ours us':>10} {'cudnn us':>10} {'flash us':>10} {'ours TF/s':>10} "
+          f"{'cudnn TF/s':>10} {'flash TF/s':>10} {'vs cudnn':>9} {'vs flash':>9}")
+    for r in rows:
+        print(f"{r['shape']:<26} {r['ours']:<17} {cell(r['ours_us']):>10} {cell(r['cudnn_us']):>10} "
+              f"{cell(r['flash_us']):>10} {cell(r['ours_tflops']):>10} {cell(r['cudnn_tflops']):>10} "
+              f"{cell(r['flash_tflops']):>10} {cell(r['cudnn_over_ours']):>9} {cell(r['flash_over_ours']):>9}")
+    return rows
 
 
 def main():
@@ -292,6 +342,7 @@ def main():
         print(f"{'PyTorch attention (sdpa_kernel pins the backend)':<48} {'us':>10} {'TFLOP/s':>10}")
         for r in attn_rows:
             print(f"{r['name']:<48} {r['us']:>10.3f} {r['tflops']:>10.3f}")
+    v3_rows = flash_v3_beside_torch(ours, attn_rows)
 
     # The targets: dispatch and GEMM.
     def get(name):
@@ -346,7 +397,7 @@ def main():
     if args.out:
         with open(args.out, "w") as f:
             json.dump({"torch": torch.__version__, "rows": rows, "torch_attention": attn_rows,
-                       "checks": [[t, ok] for t, ok in checks]}, f, indent=1)
+                       "flash_v3_beside_torch": v3_rows, "checks": [[t, ok] for t, ok in checks]}, f, indent=1)
     return 0
 
 

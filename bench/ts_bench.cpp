@@ -13,7 +13,8 @@
 // with CUDA events around one call, each preceded by a 256 MiB memset: it
 // empties the L2 cache (50 MiB on an H200) and keeps the GPU busy while the CPU
 // issues the call, so the events time the GPU's work, not the launch latency
-// (as triton.testing.do_bench does). Without a GPU they print why they were skipped.
+// (as triton.testing.do_bench does). Without a GPU they print why they were skipped, and so do
+// the entries a GPU of another kind cannot run (flash_v3 needs compute capability 9.0).
 #include <CLI/CLI.hpp>
 #include <cuda_runtime_api.h>
 #include <fmt/core.h>
@@ -33,8 +34,10 @@
 #include "bench/bench_timing.h"
 #include "nn/attention.h"
 #include "nn/geglu_mlp.h"
+#include "ops/attention/attention_flash.h"
 #include "ops/ops.h"
 #include "ops/dispatch.h"
+#include "ops/hopper_tensor_map.h"
 #include "ops/registry.h"
 #include "profiler/chrome_trace.h"
 #include "profiler/profiler.h"
@@ -137,7 +140,15 @@ struct Entry {
   const char* note;
   std::function<Result()> run;
   bool gpu = false;  // needs a CUDA device
+  // Asked once a GPU is known to be there: empty when this GPU runs the entry, else why not.
+  std::function<std::string()> unsupported = nullptr;
 };
+
+// flash_v3 and its steps: sm_90a code, run by a compute capability 9.0 GPU only.
+std::string hopper_refusal() {
+  std::string why;
+  return ts::hopper::is_hopper(0, &why) ? std::string() : why;  // the entries make their tensors on cuda:0
+}
 
 // ts::mm (or addmm with a bias row) on n x n x n bf16 random data, in TFLOP/s.
 // variant: a GEMM rung forced by name ("mm/cuda/wgmma"), or nullptr for the dispatcher's choice.
@@ -293,7 +304,20 @@ struct AttnShape {
   double flops() const { return 4.0 * B * H * S * S * D / (causal ? 2 : 1); }
 };
 
-// `per_forward_us`: report device us per forward (and TFLOP/s beside it); else TFLOP/s (and us).
+// One forward's device time `ms` as an entry reports it. `per_forward_us`: device us per forward
+// (and TFLOP/s beside it); else TFLOP/s (and us).
+Result attention_result(const std::string& name, const AttnShape& shape, double ms, bool per_forward_us) {
+  const double us = ms * 1e3, tflops = shape.flops() / (ms * 1e-3) / 1e12;
+  Result r{name, us, "us", ""};
+  Result other{name + "_tflops", tflops, "TFLOP/s", ""};
+  if (!per_forward_us) {
+    r = Result{name, tflops, "TFLOP/s", ""};
+    other = Result{name + "_us", us, "us", ""};
+  }
+  r.also.push_back(other);
+  return r;
+}
+
 void add_attention_entry(std::vector<Entry>& list, ts::nn::AttentionPath path, AttnShape shape, bool per_forward_us) {
   const std::string name =
       fmt::format("attn/bf16/{}/{}", shape.name(), ts::nn::attention_path_name(path));
@@ -301,6 +325,8 @@ void add_attention_entry(std::vector<Entry>& list, ts::nn::AttentionPath path, A
   names.push_back(name);
   const char* note = per_forward_us ? "one forward of tutorial 04's layer, device us (_tflops beside it)"
                                     : "one forward of tutorial 04's layer, TFLOP/s (_us beside it)";
+  std::function<std::string()> unsupported = nullptr;
+  if (path == ts::nn::AttentionPath::flash_v3) unsupported = hopper_refusal;
   list.push_back({names.back().c_str(), note,
                   [path, shape, per_forward_us, name] {
                     const ts::Options opt{ts::DType::bf16, ts::kCUDA};
@@ -311,31 +337,64 @@ void add_attention_entry(std::vector<Entry>& list, ts::nn::AttentionPath path, A
                     const ts::nn::CausalSelfAttention attn(path, shape.S, ts::kCUDA, shape.causal);
                     ts::Tensor sink;
                     const double ms = median_device_ms([&] { sink = attn.forward(q, k, v); }, 3, 21);
-                    const double us = ms * 1e3, tflops = shape.flops() / (ms * 1e-3) / 1e12;
-                    Result r{name, us, "us", ""};
-                    Result other{name + "_tflops", tflops, "TFLOP/s", ""};
-                    if (!per_forward_us) {
-                      r = Result{name, tflops, "TFLOP/s", ""};
-                      other = Result{name + "_us", us, "us", ""};
-                    }
-                    r.also.push_back(other);
-                    return r;
+                    return attention_result(name, shape, ms, per_forward_us);
                   },
-                  true});
+                  true, unsupported});
+}
+
+// The way from flash_v2 to flash_v3 (ts::FlashV3Step): flash_v3's kernel with only its first
+// techniques, called through its launcher (the steps are no rung and no layer path) on the same
+// inputs as add_attention_entry's, timed and counted the same way. The last step is flash_v3
+// itself, whose entry add_attention_entry makes.
+void add_flash_v3_step_entries(std::vector<Entry>& list, AttnShape shape, bool per_forward_us) {
+  static std::deque<std::string> names;  // Entry holds a const char*: the strings stay put in a deque
+  for (const ts::FlashV3Step step : ts::kFlashV3Steps) {
+    if (step == ts::FlashV3Step::pingpong) continue;  // = flash_v3
+    const std::string name = fmt::format("attn/bf16/{}/flash_v3_{}", shape.name(), ts::flash_v3_step_name(step));
+    names.push_back(name);
+    const char* note = per_forward_us ? "flash_v3's kernel up to this step, device us (_tflops beside it)"
+                                      : "flash_v3's kernel up to this step, TFLOP/s (_us beside it)";
+    list.push_back({names.back().c_str(), note,
+                    [step, shape, per_forward_us, name] {
+                      const ts::Options opt{ts::DType::bf16, ts::kCUDA};
+                      ts::manual_seed(1);
+                      const ts::Tensor q = ts::randn({shape.B, shape.H, shape.S, shape.D}, opt);
+                      const ts::Tensor k = ts::randn({shape.B, shape.H, shape.S, shape.D}, opt);
+                      const ts::Tensor v = ts::randn({shape.B, shape.H, shape.S, shape.D}, opt);
+                      ts::Tensor out = ts::empty({shape.B, shape.H, shape.S, shape.D}, opt);
+                      const ts::SdpaAttrs attrs{shape.causal, 0};
+                      const double ms = median_device_ms(
+                          [&] {
+                            ts::sdpa_cuda_flash_v3_step(q, k, v, attrs, out, step);
+                            ts::cuda::check_launch(name.c_str());  // as dispatch does after a rung
+                          },
+                          3, 21);
+                      return attention_result(name, shape, ms, per_forward_us);
+                    },
+                    true, hopper_refusal});
+  }
 }
 
 void add_attention_entries(std::vector<Entry>& list) {
   using ts::nn::AttentionPath;
-  // Tutorial 04's shape: every path, in us per forward.
+  // Tutorial 04's shape: every path, in us per forward, and the steps from flash_v2 to flash_v3.
   for (AttentionPath path : {AttentionPath::naive, AttentionPath::inplace, AttentionPath::math,
                              AttentionPath::flash_v1, AttentionPath::flash_v2})
     add_attention_entry(list, path, {4, 16, 1024, 64, true}, true);
+  add_flash_v3_step_entries(list, {4, 16, 1024, 64, true}, true);
+  add_attention_entry(list, AttentionPath::flash_v3, {4, 16, 1024, 64, true}, true);
   // The long-sequence shapes of the flash-attention benchmarks (B*S = 16k tokens, H*D = 1024 or
-  // 2048): the ladder math -> flash_v1 -> flash_v2, in TFLOP/s; and flash_v2 without the mask.
-  for (const AttnShape shape : {AttnShape{4, 16, 4096, 64, true}, AttnShape{2, 16, 4096, 128, true}})
-    for (AttentionPath path : {AttentionPath::math, AttentionPath::flash_v1, AttentionPath::flash_v2})
-      add_attention_entry(list, path, shape, false);
-  add_attention_entry(list, AttentionPath::flash_v2, {2, 16, 4096, 128, false}, false);
+  // 2048): the ladder math -> flash_v1 -> flash_v2 -> (flash_v3's steps) -> flash_v3, in TFLOP/s;
+  // and flash_v2, the steps and flash_v3 without the mask.
+  for (const AttnShape shape : {AttnShape{4, 16, 4096, 64, true}, AttnShape{2, 16, 4096, 128, true},
+                                AttnShape{2, 16, 4096, 128, false}}) {
+    if (shape.causal)
+      for (AttentionPath path : {AttentionPath::math, AttentionPath::flash_v1})
+        add_attention_entry(list, path, shape, false);
+    add_attention_entry(list, AttentionPath::flash_v2, shape, false);
+    add_flash_v3_step_entries(list, shape, false);
+    add_attention_entry(list, AttentionPath::flash_v3, shape, false);
+  }
 }
 
 // The profiler's own costs: per op while it records, and the work after a 20,000-event profile.
@@ -453,6 +512,12 @@ int main(int argc, char** argv) {
     if (e.gpu && !ts::cuda::is_available()) {
       fmt::print("{:<40} {:>12} {:<8}  skipped: {}\n", e.name, "-", "", ts::cuda::unavailable_reason());
       continue;
+    }
+    if (e.unsupported) {
+      if (const std::string why = e.unsupported(); !why.empty()) {
+        fmt::print("{:<40} {:>12} {:<8}  skipped: {}\n", e.name, "-", "", why);
+        continue;
+      }
     }
     const Result r = e.run();
     fmt::print("{:<40} {:>12.3f} {:<8}  {}\n", r.name, r.value, r.unit, e.note);

@@ -1,4 +1,4 @@
-// nn/attention.cpp: the five attention paths of part 3.
+// nn/attention.cpp: the six attention paths of part 3.
 #include "nn/attention.h"
 
 #include <cmath>
@@ -36,7 +36,8 @@ AttentionPath parse_attention_path(std::string_view name) {
   if (name == "math") return AttentionPath::math;
   if (name == "flash_v1") return AttentionPath::flash_v1;
   if (name == "flash_v2") return AttentionPath::flash_v2;
-  fail("attention: unknown path '{}' (expected naive, inplace, math, flash_v1 or flash_v2)", name);
+  if (name == "flash_v3") return AttentionPath::flash_v3;
+  fail("attention: unknown path '{}' (expected naive, inplace, math, flash_v1, flash_v2 or flash_v3)", name);
 }
 
 const char* attention_path_name(AttentionPath path) {
@@ -46,6 +47,7 @@ const char* attention_path_name(AttentionPath path) {
     case AttentionPath::math: return "math";
     case AttentionPath::flash_v1: return "flash_v1";
     case AttentionPath::flash_v2: return "flash_v2";
+    case AttentionPath::flash_v3: return "flash_v3";
   }
   return "?";
 }
@@ -55,6 +57,7 @@ const char* attention_variant_name(AttentionPath path) {
     case AttentionPath::math: return "scaled_dot_product_attention/any/math";
     case AttentionPath::flash_v1: return "scaled_dot_product_attention/cuda/flash_v1";
     case AttentionPath::flash_v2: return "scaled_dot_product_attention/cuda/flash_v2";
+    case AttentionPath::flash_v3: return "scaled_dot_product_attention/cuda/flash_v3";
     default: return nullptr;
   }
 }
@@ -85,12 +88,13 @@ std::string attention_path_refusal(AttentionPath path, const Tensor& q, const Te
   const SdpaAttrs attrs{causal, 0};
   if (path == AttentionPath::flash_v1 && !sdpa_cuda_flash_v1_supports(q, k, v, attrs, &why)) return why;
   if (path == AttentionPath::flash_v2 && !sdpa_cuda_flash_v2_supports(q, k, v, attrs, &why)) return why;
+  if (path == AttentionPath::flash_v3 && !sdpa_cuda_flash_v3_supports(q, k, v, attrs, &why)) return why;
   return {};
 }
 
 Tensor attention_sdpa(const Tensor& q, const Tensor& k, const Tensor& v, bool causal, AttentionPath path) {
   const char* variant = attention_variant_name(path);
-  TS_CHECK(variant != nullptr, "attention_sdpa: path {} is not an sdpa rung (math, flash_v1 or flash_v2)",
+  TS_CHECK(variant != nullptr, "attention_sdpa: path {} is not an sdpa rung (math, flash_v1, flash_v2 or flash_v3)",
            attention_path_name(path));
   // A cuda rung forced by name only applies to calls on cuda; a CPU call would quietly take the
   // best CPU rung. Say why instead.
@@ -130,6 +134,7 @@ std::vector<ExpectedLaunch> expected_launches(AttentionPath path, bool causal, D
     }
     case AttentionPath::flash_v1:
     case AttentionPath::flash_v2:
+    case AttentionPath::flash_v3:
       l.push_back({"ts::scaled_dot_product_attention", 1, 0, "the fused kernel: scores only in registers and shared memory"});
       break;
   }
@@ -176,6 +181,7 @@ Tensor CausalSelfAttention::forward(const Tensor& q, const Tensor& k, const Tens
     case AttentionPath::math:
     case AttentionPath::flash_v1:
     case AttentionPath::flash_v2:
+    case AttentionPath::flash_v3:
       return attention_sdpa(q, k, v, causal_, path_);
   }
   return {};

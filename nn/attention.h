@@ -1,4 +1,4 @@
-// nn/attention.h: the attention of part 3, five ways: softmax(q k^T * scale + causal mask) v.
+// nn/attention.h: the attention of part 3, six ways: softmax(q k^T * scale + causal mask) v.
 //
 // Shapes: q [B, H, S, D], k and v [B, H, L, D] -> out [B, H, S, D] (the naive, inplace and math
 // paths take any leading dims; the fused ones exactly four). S queries, L keys, D the head dim.
@@ -14,7 +14,8 @@
 //             sdpa_kernel(SDPBackend.MATH)): bf16/f16 inputs upcast to f32, the causal mask
 //             rebuilt on every call, a safe softmax, the result cast back: 12 kernels for bf16.
 //   flash_v1  ts::scaled_dot_product_attention with the flash_v1 rung forced: 1 kernel, the
-//   flash_v2  [S, L] scores never in memory (flash_v2 on tensor cores). CUDA only.
+//   flash_v2  [S, L] scores never in memory (flash_v2 on tensor cores, flash_v3 on Hopper's
+//   flash_v3  wgmma and TMA). CUDA only; flash_v3 on a compute capability 9.0 GPU only.
 //
 // The naive paths take the causal mask from outside (built once, as the series builds it before
 // profiling): CausalSelfAttention builds it at construction, sized for its longest sequence, and
@@ -29,12 +30,14 @@
 
 namespace ts::nn {
 
-enum class AttentionPath { naive, inplace, math, flash_v1, flash_v2 };
-// "naive" | "inplace" | "math" | "flash_v1" | "flash_v2"; throws ts::Error otherwise.
+enum class AttentionPath { naive, inplace, math, flash_v1, flash_v2, flash_v3 };
+// "naive" | "inplace" | "math" | "flash_v1" | "flash_v2" | "flash_v3"; throws ts::Error otherwise.
 AttentionPath parse_attention_path(std::string_view name);
 const char* attention_path_name(AttentionPath path);
-// flash_v1 and flash_v2: one fused kernel, CUDA only.
-constexpr bool is_fused(AttentionPath path) { return path == AttentionPath::flash_v1 || path == AttentionPath::flash_v2; }
+// flash_v1, flash_v2 and flash_v3: one fused kernel, CUDA only.
+constexpr bool is_fused(AttentionPath path) {
+  return path == AttentionPath::flash_v1 || path == AttentionPath::flash_v2 || path == AttentionPath::flash_v3;
+}
 // The sdpa rung a path forces ("scaled_dot_product_attention/cuda/flash_v2"); nullptr for naive and inplace.
 const char* attention_variant_name(AttentionPath path);
 
@@ -45,8 +48,9 @@ Tensor causal_future_mask(int64_t S, int64_t L, Device device);
 // broadcastable to the scores, true = masked out), undefined for no mask.
 Tensor attention_naive(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& future_mask);
 Tensor attention_inplace(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& future_mask);
-// path: math, flash_v1 or flash_v2. A fused path whose rung cannot run the call (a CPU tensor, f32,
-// a head dim flash_v2 lacks) throws a ts::Error with the rung's reason: no silent fallback.
+// path: math, flash_v1, flash_v2 or flash_v3. A fused path whose rung cannot run the call (a CPU
+// tensor, f32, a head dim flash_v2 lacks, a GPU that is not compute capability 9.0 for flash_v3)
+// throws a ts::Error with the rung's reason: no silent fallback.
 Tensor attention_sdpa(const Tensor& q, const Tensor& k, const Tensor& v, bool causal, AttentionPath path);
 // Empty when `path` can run q, k, v (shapes, dtype, device); otherwise why not, in the rung's words.
 std::string attention_path_refusal(AttentionPath path, const Tensor& q, const Tensor& k, const Tensor& v, bool causal);

@@ -1,16 +1,18 @@
-// tests/test_nn_attention.cpp: nn/attention.h's five paths (naive, inplace, math, flash_v1,
-// flash_v2) against a float64 reference written here, and what each path launches.
+// tests/test_nn_attention.cpp: nn/attention.h's six paths (naive, inplace, math, flash_v1,
+// flash_v2, flash_v3) against a float64 reference written here, and what each path launches.
 //
 // Inputs are made on the CPU (standard normal values rounded to the dtype) and, for the GPU
 // cases, copied over, so the reference sees exactly what the path saw. Shapes are odd on
-// purpose: S = 1, 7, 65; L != S both ways; head dims 64, 128 and an odd one (33; flash_v2 takes
-// 64 and 128 only); causal and not; bf16, f16, f32 (the fused paths take bf16 and f16). Seeds are
-// fresh on every run (TS_TEST_SEED=N repeats one) and printed with any failure.
+// purpose: S = 1, 7, 65; L != S both ways; head dims 64, 128 and an odd one (33; flash_v2 and
+// flash_v3 take 64 and 128 only); causal and not; bf16, f16, f32 (the fused paths take bf16 and
+// f16). Seeds are fresh on every run (TS_TEST_SEED=N repeats one) and printed with any failure.
 //
 // On the CPU: naive, inplace and math; NaN propagation; the safe softmax of the math rung; the
 // ops the math rung shows in a profile; the fused paths' refusal. On a GPU (skipped without
 // one): every path including the fused ones, and the kernels and copies a profiled forward
-// launches per op against nn::expected_launches.
+// launches per op against nn::expected_launches. flash_v3 runs on a compute capability 9.0 GPU
+// only: on another GPU each case says it skipped flash_v3 and why, and checks that the path
+// refuses with that reason.
 #include <doctest/doctest.h>
 #include <fmt/format.h>
 
@@ -28,7 +30,9 @@
 #include <vector>
 
 #include "nn/attention.h"
+#include "ops/attention/attention_flash.h"
 #include "ops/dispatch.h"
+#include "ops/hopper_tensor_map.h"
 #include "ops/ops.h"
 #include "profiler/profiler.h"
 #include "tensor/cuda_device.h"
@@ -152,7 +156,21 @@ void check_path(AttentionPath path, DType dtype, const Case& c, uint64_t seed, t
 constexpr AttentionPath kUnfused[] = {AttentionPath::naive, AttentionPath::inplace, AttentionPath::math};
 constexpr DType kDTypes[] = {DType::bf16, DType::f16, DType::f32};
 
-// The paths that can run (path, dtype, D) on a GPU: the fused ones take bf16/f16, flash_v2 D 64 or 128.
+// Every path a GPU case runs: flash_v3 only on a compute capability 9.0 GPU (sm_90a); on another
+// the case says that it skipped flash_v3, and why.
+std::vector<AttentionPath> gpu_paths() {
+  std::vector<AttentionPath> paths = {AttentionPath::naive, AttentionPath::inplace, AttentionPath::math,
+                                      AttentionPath::flash_v1, AttentionPath::flash_v2};
+  std::string why;
+  if (ts::hopper::is_hopper(0, &why))  // the cases make their tensors on cuda:0
+    paths.push_back(AttentionPath::flash_v3);
+  else
+    MESSAGE("flash_v3 skipped: ", why);
+  return paths;
+}
+
+// The paths that can run (path, dtype, D) on a GPU: the fused ones take bf16/f16, flash_v2 and
+// flash_v3 D 64 or 128.
 bool runs_on_gpu(AttentionPath path, DType dtype, int64_t D) {
   if (!ts::nn::is_fused(path)) return true;
   if (dtype == DType::f32) return false;
@@ -208,12 +226,16 @@ TEST_CASE("nn attention: naive, inplace and math against float64 on the cpu: odd
 }
 
 TEST_CASE("nn attention: paths by name, and the fused paths refuse a cpu call with the rung's reason") {
-  for (const char* name : {"naive", "inplace", "math", "flash_v1", "flash_v2"})
+  for (const char* name : {"naive", "inplace", "math", "flash_v1", "flash_v2", "flash_v3"})
     CHECK(std::string(ts::nn::attention_path_name(ts::nn::parse_attention_path(name))) == name);
+  CHECK(std::string(ts::nn::attention_variant_name(AttentionPath::flash_v3)) ==
+        "scaled_dot_product_attention/cuda/flash_v3");
+  CHECK(ts::nn::is_fused(AttentionPath::flash_v3));
+  CHECK(ts::find_variant(ts::nn::attention_variant_name(AttentionPath::flash_v3)) != nullptr);  // registered
   CHECK_THROWS_WITH_AS(ts::nn::parse_attention_path("flash"), doctest::Contains("expected naive, inplace, math"),
                        ts::Error);
   const Qkv x = make_qkv({1, 2, 9, 9, 64, true}, DType::bf16, 1);
-  for (AttentionPath path : {AttentionPath::flash_v1, AttentionPath::flash_v2}) {
+  for (AttentionPath path : {AttentionPath::flash_v1, AttentionPath::flash_v2, AttentionPath::flash_v3}) {
     INFO(ts::nn::attention_path_name(path));
     CHECK(ts::nn::attention_path_refusal(path, x.q, x.k, x.v, true).find("runs on cuda, q is on cpu") !=
           std::string::npos);
@@ -221,6 +243,13 @@ TEST_CASE("nn attention: paths by name, and the fused paths refuse a cpu call wi
     CHECK_THROWS_WITH_AS(attn.forward(x.q, x.k, x.v), doctest::Contains("runs on cuda, q is on cpu"), ts::Error);
   }
   CHECK(ts::nn::attention_path_refusal(AttentionPath::math, x.q, x.k, x.v, true).empty());
+  // flash_v3's own reasons, before the device's: a head dim it lacks, f32.
+  const Qkv d96 = make_qkv({1, 2, 9, 9, 96, true}, DType::bf16, 1);
+  CHECK(ts::nn::attention_path_refusal(AttentionPath::flash_v3, d96.q, d96.k, d96.v, true).find("head dim 96") !=
+        std::string::npos);
+  const Qkv f32 = make_qkv({1, 2, 9, 9, 64, true}, DType::f32, 1);
+  CHECK(ts::nn::attention_path_refusal(AttentionPath::flash_v3, f32.q, f32.k, f32.v, true).find("dtype f32") !=
+        std::string::npos);
   // A sequence longer than the mask was built for is the caller's mistake, said clearly.
   const ts::nn::CausalSelfAttention small(AttentionPath::naive, 4, ts::kCPU);
   CHECK_THROWS_WITH_AS(small.forward(x.q, x.k, x.v), doctest::Contains("exceed max_seq=4"), ts::Error);
@@ -323,6 +352,10 @@ TEST_CASE("nn attention: the ops each path shows in a profile (cpu): the copy, t
   CHECK(expected_kernels(AttentionPath::math, false, DType::f16) == 9);
   CHECK(expected_kernels(AttentionPath::flash_v1, true, DType::bf16) == 1);
   CHECK(expected_kernels(AttentionPath::flash_v2, false, DType::f16) == 1);
+  CHECK(expected_kernels(AttentionPath::flash_v3, true, DType::bf16) == 1);
+  CHECK(expected_memcpys(AttentionPath::flash_v3, true, DType::bf16) == 0);
+  CHECK(ts::nn::expected_launches(AttentionPath::flash_v3, false, DType::f16).front().op ==
+        std::string("ts::scaled_dot_product_attention"));
 }
 
 // ---- on the GPU ------------------------------------------------------------------------------------
@@ -332,8 +365,7 @@ TEST_CASE("cuda: nn attention: every path against float64 on the gpu: odd shapes
   const uint64_t base = fresh_seed();
   MESSAGE("seed base ", base);
   uint64_t seed = base;
-  for (AttentionPath path : {AttentionPath::naive, AttentionPath::inplace, AttentionPath::math,
-                             AttentionPath::flash_v1, AttentionPath::flash_v2})
+  for (AttentionPath path : gpu_paths())
     for (DType dtype : kDTypes)
       for (const Case& c : sweep()) {
         ++seed;
@@ -345,8 +377,7 @@ TEST_CASE("cuda: nn attention: NaN propagation and the math rung's fully masked 
   if (no_gpu()) return;
   const uint64_t base = fresh_seed();
   uint64_t seed = base;
-  for (AttentionPath path : {AttentionPath::naive, AttentionPath::inplace, AttentionPath::math,
-                             AttentionPath::flash_v1, AttentionPath::flash_v2})
+  for (AttentionPath path : gpu_paths())
     for (DType dtype : kDTypes)
       for (bool causal : {true, false}) {
         const Case c{1, 2, 7, 7, 64, causal};
@@ -378,11 +409,30 @@ TEST_CASE("cuda: nn attention: NaN propagation and the math rung's fully masked 
   }
 }
 
+TEST_CASE("cuda: nn attention: flash_v3 on a GPU that is not compute capability 9.0 refuses, with the reason") {
+  if (no_gpu()) return;
+  std::string why;
+  if (ts::hopper::is_hopper(0, &why)) {
+    MESSAGE("this GPU is compute capability 9.0: flash_v3 runs here (the cases above check it)");
+    return;
+  }
+  MESSAGE("flash_v3 refused: ", why);
+  const Qkv cpu = make_qkv({1, 2, 9, 9, 64, true}, DType::bf16, 1);
+  const Qkv x{cpu.q.to(ts::kCUDA), cpu.k.to(ts::kCUDA), cpu.v.to(ts::kCUDA)};
+  // The rung's reason names the instructions and this GPU's compute capability; the layer throws
+  // it rather than run another rung.
+  const std::string refusal = ts::nn::attention_path_refusal(AttentionPath::flash_v3, x.q, x.k, x.v, true);
+  CHECK(refusal.find(why) != std::string::npos);
+  const ts::nn::CausalSelfAttention attn(AttentionPath::flash_v3, 9, ts::kCUDA);
+  CHECK_THROWS_WITH_AS(attn.forward(x.q, x.k, x.v), doctest::Contains("compute capability 9.0"), ts::Error);
+  // The automatic choice passes over flash_v3 on this GPU and still answers.
+  CHECK(ts::scaled_dot_product_attention(x.q, x.k, x.v, {}, true).shape() == x.q.shape());
+}
+
 TEST_CASE("profiler cuda: nn attention: kernels and copies per forward, op by op, for every path") {
   if (no_gpu()) return;
   const uint64_t seed = fresh_seed();
-  for (AttentionPath path : {AttentionPath::naive, AttentionPath::inplace, AttentionPath::math,
-                             AttentionPath::flash_v1, AttentionPath::flash_v2})
+  for (AttentionPath path : gpu_paths())
     for (DType dtype : {DType::bf16, DType::f32})
       for (bool causal : {true, false}) {
         if (!runs_on_gpu(path, dtype, 64)) continue;

@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "ops/hopper_tensor_map.h"
 #include "tensor/cuda_device.h"
 
 #ifndef TS_TUTORIAL_DIR
@@ -61,7 +62,7 @@ TEST_CASE("tutorials: 03_mlp runs every path at a small size and passes its chec
 
 TEST_CASE("tutorials: 04_attention runs every path at a small size on the cpu and passes its check") {
   const std::string small = " --batch 1 --heads 2 --seq 33 --head-dim 16 --out-dir /tmp/ts_tutorial_test/04_attention";
-  for (const char* path : {"naive", "inplace", "math", "flash_v1", "flash_v2"})
+  for (const char* path : {"naive", "inplace", "math", "flash_v1", "flash_v2", "flash_v3"})
     for (const char* dtype : {"bf16", "f32"})
       for (const char* causal : {"--causal", "--no-causal"}) {
         INFO(path, " ", dtype, " ", causal);
@@ -89,6 +90,15 @@ TEST_CASE("tutorials: 04_attention says what to expect first, and on a cpu why a
   CHECK(out2.find("runs on cuda, q is on cpu") != std::string::npos);
   CHECK(out2.find("ts::scaled_dot_product_attention") != std::string::npos);
   CHECK(out2.find("12 kernels per forward on a GPU") != std::string::npos);  // the math path's expectation
+  const auto [status4, out4] =
+      run_captured("04_attention", "--device cpu --path flash_v3 --batch 1 --heads 2 --seq 17 --head-dim 64"
+                                   " --out-dir /tmp/ts_tutorial_test/04_attention");
+  INFO(out4);
+  CHECK(status4 == 0);
+  CHECK(out4.find("The flash_v3 path cannot run on the CPU: its rung, scaled_dot_product_attention/cuda/flash_v3, is a CUDA kernel") != std::string::npos);
+  CHECK(out4.find("(the rung says: sdpa flash_v3: runs on cuda, q is on cpu)") != std::string::npos);
+  CHECK(out4.find("12 kernels per forward on a GPU") != std::string::npos);
+  CHECK(out4.find("check of 4 output rows against a float64 reference: OK") != std::string::npos);
   // An unknown path is refused by the flag parser.
   const auto [status3, out3] = run_captured("04_attention", "--device cpu --path bogus" + small);
   CHECK(status3 != 0);
@@ -101,15 +111,28 @@ TEST_CASE("profiler cuda: tutorial 04 counts every path's kernels on the gpu at 
   }
   const std::string small = " --device cuda --batch 2 --heads 4 --seq 200 --warmup 1"
                             " --out-dir /tmp/ts_tutorial_test/04_attention_cuda";
-  for (const char* path : {"naive", "inplace", "math", "flash_v1", "flash_v2"}) {
+  std::string why;
+  const bool hopper = ts::hopper::is_hopper(0, &why);  // the tutorial runs on cuda:0
+  if (!hopper) MESSAGE("flash_v3 skipped: ", why);
+  for (const char* path : {"naive", "inplace", "math", "flash_v1", "flash_v2", "flash_v3"}) {
+    if (std::string(path) == "flash_v3" && !hopper) continue;
     const auto [status, out] = run_captured("04_attention", std::string("--path ") + path + " --head-dim 64" + small);
     INFO(path, "\n", out);
     CHECK(status == 0);
     CHECK(out.find("kernels: expected") != std::string::npos);
     CHECK(out.find("MISMATCH") == std::string::npos);
   }
-  const auto [status, out] = run_captured("04_attention", "--path flash_v2 --head-dim 96" + small);
-  INFO(out);
-  CHECK(status != 0);
-  CHECK(out.find("head dim 96 is not supported") != std::string::npos);
+  for (const char* path : {"flash_v2", "flash_v3"}) {
+    const auto [status, out] = run_captured("04_attention", std::string("--path ") + path + " --head-dim 96" + small);
+    INFO(out);
+    CHECK(status != 0);
+    CHECK(out.find("head dim 96 is not supported") != std::string::npos);  // flash_v3's dims come before the GPU's
+  }
+  if (!hopper) {
+    // On another GPU flash_v3 is refused with the reason, not replaced by another rung.
+    const auto [status, out] = run_captured("04_attention", "--path flash_v3 --head-dim 64" + small);
+    INFO(out);
+    CHECK(status != 0);
+    CHECK(out.find(why) != std::string::npos);
+  }
 }

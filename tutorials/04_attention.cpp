@@ -1,4 +1,4 @@
-// tutorials/04_attention.cpp: the series' part 3: causal attention, five paths to one function.
+// tutorials/04_attention.cpp: the series' part 3: causal attention, six paths to one function.
 //
 // softmax(q k^T / sqrt(D) + causal mask) v on q, k, v [B, H, S, D] = [4, 16, 1024, 64], bf16:
 //   naive     matmul, mul(scale), masked_fill (out of place), softmax, matmul: 5 kernels and the
@@ -6,14 +6,15 @@
 //   inplace   masked_fill_ instead: 5 kernels, the copy gone.
 //   math      ts::scaled_dot_product_attention's math rung (PyTorch's math backend): f32 upcasts,
 //             the mask rebuilt on every call, a safe softmax: 12 kernels, f32 GEMMs.
-//   flash_v1  the fused rungs: 1 kernel, the scores never in memory.
-//   flash_v2
+//   flash_v1  the fused rungs: 1 kernel, the scores never in memory (flash_v3 on a compute
+//   flash_v2  capability 9.0 GPU only: Hopper's wgmma and TMA).
+//   flash_v3
 // The naive paths' mask is built once, before profiling (nn::CausalSelfAttention's constructor).
 // On a CPU the fused paths cannot run: the tutorial says why and runs the math path instead.
 //
 // Writes traces/04_attention/<B>x<H>x<S>x<D>_<dtype>_<cold|warm>_<path>[_noncausal].{json,txt}.
 //
-// Run: ./build/dev/tutorials/04_attention [--path naive|inplace|math|flash_v1|flash_v2] [--batch 4]
+// Run: ./build/dev/tutorials/04_attention [--path naive|inplace|math|flash_v1|flash_v2|flash_v3] [--batch 4]
 //          [--heads 16] [--seq 1024] [--head-dim 64] [--causal|--no-causal] [--dtype bf16|f16|f32]
 //          [--warmup 0] [--active 3] [--device cpu|cuda] [--out-dir DIR]
 #include <fmt/core.h>
@@ -68,7 +69,7 @@ void print_expectations(nn::AttentionPath path, const Flags& f, ts::DType dtype)
                                                                                               e.kernels == 1 ? "" : "s");
     fmt::print("      {:<34} {:<10} {}\n", e.op, count, e.what);
   }
-  if (!causal && path != nn::AttentionPath::flash_v1 && path != nn::AttentionPath::flash_v2)
+  if (!causal && !nn::is_fused(path))
     fmt::print("    --no-causal: no mask, so no mask kernels{}.\n",
                path == nn::AttentionPath::naive ? " and no masked_fill, hence no copy either" : "");
 
@@ -106,11 +107,12 @@ void print_expectations(nn::AttentionPath path, const Flags& f, ts::DType dtype)
                  causal ? fmt::format(" (ones, then triu: a [{}, {}] bool tensor of {})", f.seq, f.seq,
                                       bytes_str(static_cast<double>(f.seq * f.seq)))
                         : " (here none: --no-causal)");
-      fmt::print("  - the most ops of the five paths: the most CPU time per forward.\n");
+      fmt::print("  - the most ops of the six paths: the most CPU time per forward.\n");
       break;
     }
     case nn::AttentionPath::flash_v1:
     case nn::AttentionPath::flash_v2:
+    case nn::AttentionPath::flash_v3:
       fmt::print("  - no copy, and the [{}, {}, {}, {}] scores ({} in {}) never reach GPU memory: a block\n"
                  "    keeps one tile of them in registers and shared memory, with a running max and sum\n"
                  "    (online softmax). The kernel reads q, k, v and writes out: {} each.\n",
@@ -320,7 +322,8 @@ int run(Flags f) {
       path = nn::AttentionPath::math;
       f.path = "math";
     }
-    // On a GPU a refusal (a head dim or dtype the rung lacks) is the user's to fix: forward throws it.
+    // On a GPU a refusal (a head dim or dtype the rung lacks, flash_v3 on a GPU that is not compute
+    // capability 9.0) is the user's to fix: forward throws it.
   }
   print_expectations(path, f, dtype);
 
@@ -348,9 +351,9 @@ int run(Flags f) {
 int main(int argc, char** argv) {
   return tutorial::run_guarded([&] {
     Flags f;
-    CLI::App app{"Tutorial 04: attention: naive, in-place, math, flash_v1, flash_v2"};
-    app.add_option("--path", f.path, "naive, inplace, math, flash_v1 or flash_v2")
-        ->check(CLI::IsMember({"naive", "inplace", "math", "flash_v1", "flash_v2"}));
+    CLI::App app{"Tutorial 04: attention: naive, in-place, math, flash_v1, flash_v2, flash_v3"};
+    app.add_option("--path", f.path, "naive, inplace, math, flash_v1, flash_v2 or flash_v3 (compute capability 9.0)")
+        ->check(CLI::IsMember({"naive", "inplace", "math", "flash_v1", "flash_v2", "flash_v3"}));
     app.add_option("--batch", f.batch, "batch B (default 4)")->check(tutorial::in_range(1, 1 << 12));
     app.add_option("--heads", f.heads, "heads H (default 16)")->check(tutorial::in_range(1, 1 << 10));
     app.add_option("--seq", f.seq, "sequence length S (default 1024)")->check(tutorial::in_range(1, 1 << 16));

@@ -92,6 +92,9 @@ const Variant sdpa_rungs[] = {
   {"scaled_dot_product_attention/cuda/flash_v2", &ops::scaled_dot_product_attention, cuda, 2,
    "tensor cores: mma.sync, ldmatrix, cp.async double buffering, causal tiles skipped",
    fused_supports<sdpa_cuda_flash_v2_supports>,         run_kernel<&sdpa_flash_v2>},
+  {"scaled_dot_product_attention/cuda/flash_v3", &ops::scaled_dot_product_attention, cuda, 3,
+   "Hopper (sm_90a): TMA into a K/V ring, producer and two consumer warpgroups, wgmma, pingpong softmax",
+   fused_supports<sdpa_cuda_flash_v3_supports>,         run_kernel<&sdpa_flash_v3>},
 };
 // clang-format on
 
@@ -123,6 +126,11 @@ void sdpa_flash_v1(const Tensor& q, const Tensor& k, const Tensor& v, const Sdpa
 void sdpa_flash_v2(const Tensor& q, const Tensor& k, const Tensor& v, const SdpaAttrs& attrs, Tensor& out) {
   out = make_contiguous_tensor(q.shape(), {q.dtype(), q.device()});
   sdpa_cuda_flash_v2(q, k, v, attrs, out);
+}
+
+void sdpa_flash_v3(const Tensor& q, const Tensor& k, const Tensor& v, const SdpaAttrs& attrs, Tensor& out) {
+  out = make_contiguous_tensor(q.shape(), {q.dtype(), q.device()});
+  sdpa_cuda_flash_v3(q, k, v, attrs, out);
 }
 
 void sdpa_math_composite(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor* mask,

@@ -25,5 +25,6 @@ void sdpa_math_composite(const Tensor& q, const Tensor& k, const Tensor& v, cons
 // The fused rungs (attention_flash.h): q, k, v [B, H, S, D]; out allocated here, [B, H, S, D] contiguous.
 void sdpa_flash_v1(const Tensor& q, const Tensor& k, const Tensor& v, const SdpaAttrs& attrs, Tensor& out);
 void sdpa_flash_v2(const Tensor& q, const Tensor& k, const Tensor& v, const SdpaAttrs& attrs, Tensor& out);
+void sdpa_flash_v3(const Tensor& q, const Tensor& k, const Tensor& v, const SdpaAttrs& attrs, Tensor& out);
 
 }  // namespace ts
