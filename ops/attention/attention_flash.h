@@ -36,7 +36,8 @@ void sdpa_cuda_flash_v2(const Tensor& q, const Tensor& k, const Tensor& v, const
 void sdpa_cuda_flash_v3(const Tensor& q, const Tensor& k, const Tensor& v, const SdpaAttrs& attrs, Tensor& out);
 
 // False (and the reason in *why when not null) for calls the rung cannot run: shapes,
-// dtype, head dim, strides, device. They touch no GPU: they answer on any machine.
+// dtype, head dim, strides, device. They answer on any machine: the device checks come last (flash_v3
+// then reads the GPU's compute capability, once per device).
 bool sdpa_cuda_flash_v1_supports(const Tensor& q, const Tensor& k, const Tensor& v, const SdpaAttrs& attrs,
                                  std::string* why);
 bool sdpa_cuda_flash_v2_supports(const Tensor& q, const Tensor& k, const Tensor& v, const SdpaAttrs& attrs,
