@@ -493,7 +493,7 @@ TEST_CASE("nn attention: every number tutorials/04_attention.md quotes is in the
 
 TEST_CASE("nn attention: every number of ops/attention/README.md's Measured and Tests sections is in the H200 files") {
   const std::string readme = ts::testing::read_source("ops/attention/README.md");
-  const size_t from = readme.find("## Measured"), to = readme.find("## What flash_v2 does not do yet");
+  const size_t from = readme.find("## Measured"), to = readme.find("## What flash_v3 does not do yet");
   REQUIRE(from != std::string::npos);
   REQUIRE(to != std::string::npos);
   const std::string corpus = ts::testing::read_folder("docs/h200-runs/04_attention") +
