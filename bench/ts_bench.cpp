@@ -304,6 +304,20 @@ struct AttnShape {
   double flops() const { return 4.0 * B * H * S * S * D / (causal ? 2 : 1); }
 };
 
+// q, k, v of `shape`, bf16 on the GPU, drawn with seed 1: every attention entry's inputs.
+struct AttnInputs {
+  ts::Tensor q, k, v;
+};
+AttnInputs attention_inputs(const AttnShape& shape) {
+  const ts::Options opt{ts::DType::bf16, ts::kCUDA};
+  ts::manual_seed(1);
+  AttnInputs in;
+  in.q = ts::randn({shape.B, shape.H, shape.S, shape.D}, opt);
+  in.k = ts::randn({shape.B, shape.H, shape.S, shape.D}, opt);
+  in.v = ts::randn({shape.B, shape.H, shape.S, shape.D}, opt);
+  return in;
+}
+
 // One forward's device time `ms` as an entry reports it. `per_forward_us`: device us per forward
 // (and TFLOP/s beside it); else TFLOP/s (and us).
 Result attention_result(const std::string& name, const AttnShape& shape, double ms, bool per_forward_us) {
@@ -329,14 +343,10 @@ void add_attention_entry(std::vector<Entry>& list, ts::nn::AttentionPath path, A
   if (path == ts::nn::AttentionPath::flash_v3) unsupported = hopper_refusal;
   list.push_back({names.back().c_str(), note,
                   [path, shape, per_forward_us, name] {
-                    const ts::Options opt{ts::DType::bf16, ts::kCUDA};
-                    ts::manual_seed(1);
-                    const ts::Tensor q = ts::randn({shape.B, shape.H, shape.S, shape.D}, opt);
-                    const ts::Tensor k = ts::randn({shape.B, shape.H, shape.S, shape.D}, opt);
-                    const ts::Tensor v = ts::randn({shape.B, shape.H, shape.S, shape.D}, opt);
+                    const AttnInputs in = attention_inputs(shape);
                     const ts::nn::CausalSelfAttention attn(path, shape.S, ts::kCUDA, shape.causal);
                     ts::Tensor sink;
-                    const double ms = median_device_ms([&] { sink = attn.forward(q, k, v); }, 3, 21);
+                    const double ms = median_device_ms([&] { sink = attn.forward(in.q, in.k, in.v); }, 3, 21);
                     return attention_result(name, shape, ms, per_forward_us);
                   },
                   true, unsupported});
@@ -356,16 +366,12 @@ void add_flash_v3_step_entries(std::vector<Entry>& list, AttnShape shape, bool p
                                       : "flash_v3's kernel up to this step, TFLOP/s (_us beside it)";
     list.push_back({names.back().c_str(), note,
                     [step, shape, per_forward_us, name] {
-                      const ts::Options opt{ts::DType::bf16, ts::kCUDA};
-                      ts::manual_seed(1);
-                      const ts::Tensor q = ts::randn({shape.B, shape.H, shape.S, shape.D}, opt);
-                      const ts::Tensor k = ts::randn({shape.B, shape.H, shape.S, shape.D}, opt);
-                      const ts::Tensor v = ts::randn({shape.B, shape.H, shape.S, shape.D}, opt);
-                      ts::Tensor out = ts::empty({shape.B, shape.H, shape.S, shape.D}, opt);
+                      const AttnInputs in = attention_inputs(shape);
+                      ts::Tensor out = ts::empty_like(in.q);
                       const ts::SdpaAttrs attrs{shape.causal, 0};
                       const double ms = median_device_ms(
                           [&] {
-                            ts::sdpa_cuda_flash_v3_step(q, k, v, attrs, out, step);
+                            ts::sdpa_cuda_flash_v3_step(in.q, in.k, in.v, attrs, out, step);
                             ts::cuda::check_launch(name.c_str());  // as dispatch does after a rung
                           },
                           3, 21);

@@ -11,6 +11,7 @@
 
 #include <map>
 #include <mutex>
+#include <string>
 
 #include "tensor/cuda_check.h"
 #include "tensor/error.h"
@@ -29,6 +30,24 @@ PFN_cuTensorMapEncodeTiled_v12000 encode_tiled() {
     return reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(p);
   }();
   return fn;
+}
+
+// cuTensorMapEncodeTiled for a 16-bit tensor of `rank` dims (innermost first, unit stride
+// implied for the first; strides in bytes), boxes of `box`, the 128-byte swizzle. UINT16: the
+// engine moves bits, and bf16 and f16 share their size and the zero of the fill. `describe` says
+// what was asked for when the driver refuses it.
+template <int kRank>
+CUtensorMap encode_16bit(const void* base, const cuuint64_t (&dims)[kRank], const cuuint64_t (&strides)[kRank - 1],
+                         const cuuint32_t (&box)[kRank], const std::string& describe) {
+  CUtensorMap map{};
+  cuuint32_t element_strides[kRank];
+  for (int i = 0; i < kRank; ++i) element_strides[i] = 1;
+  const CUresult r = encode_tiled()(&map, CU_TENSOR_MAP_DATA_TYPE_UINT16, kRank, const_cast<void*>(base), dims,
+                                    strides, box, element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE,
+                                    CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                                    CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  TS_CHECK(r == CUDA_SUCCESS, "{}: CUresult {}", describe, static_cast<int>(r));
+  return map;
 }
 
 }  // namespace
@@ -54,30 +73,23 @@ bool is_hopper(int index, std::string* why) {
 
 CUtensorMap make_tensor_map_16bit(const void* base, int64_t batch, int64_t rows, int64_t cols, int64_t row_stride,
                                   int64_t batch_stride, int box_rows, int box_cols, const char* what) {
-  CUtensorMap map{};
-  // Dims and strides run from the innermost: (cols, rows, batch); strides in bytes, the first
-  // (unit, columns) implied. A single batch gets any legal stride: it is never stepped. UINT16:
-  // the engine moves bits, and bf16 and f16 share their size and the zero of the fill.
+  // Dims and strides run from the innermost: (cols, rows, batch). A single batch gets any legal
+  // stride: it is never stepped.
   const cuuint64_t dims[3] = {static_cast<cuuint64_t>(cols), static_cast<cuuint64_t>(rows),
                               static_cast<cuuint64_t>(batch)};
   const int64_t batch_bytes = batch > 1 ? batch_stride * 2 : row_stride * 2 * rows;
   const cuuint64_t strides[2] = {static_cast<cuuint64_t>(row_stride * 2), static_cast<cuuint64_t>(batch_bytes)};
   const cuuint32_t box[3] = {static_cast<cuuint32_t>(box_cols), static_cast<cuuint32_t>(box_rows), 1};
-  const cuuint32_t element_strides[3] = {1, 1, 1};
-  const CUresult r = encode_tiled()(&map, CU_TENSOR_MAP_DATA_TYPE_UINT16, 3, const_cast<void*>(base), dims, strides,
-                                    box, element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
-                                    CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
-  TS_CHECK(r == CUDA_SUCCESS,
-           "{}: cuTensorMapEncodeTiled refused a [{}, {}, {}] matrix (row stride {}, batch stride {} elements, box {} x "
-           "{}): CUresult {}",
-           what, batch, rows, cols, row_stride, batch_stride, box_rows, box_cols, static_cast<int>(r));
-  return map;
+  return encode_16bit<3>(
+      base, dims, strides, box,
+      fmt::format("{}: cuTensorMapEncodeTiled refused a [{}, {}, {}] matrix (row stride {}, batch stride {} elements, "
+                  "box {} x {})",
+                  what, batch, rows, cols, row_stride, batch_stride, box_rows, box_cols));
 }
 
 CUtensorMap make_tensor_map_16bit_4d(const void* base, int64_t batch, int64_t heads, int64_t rows, int64_t cols,
                                      int64_t batch_stride, int64_t head_stride, int64_t row_stride, int box_rows,
                                      int box_cols, const char* what) {
-  CUtensorMap map{};
   const cuuint64_t dims[4] = {static_cast<cuuint64_t>(cols), static_cast<cuuint64_t>(rows),
                               static_cast<cuuint64_t>(heads), static_cast<cuuint64_t>(batch)};
   const int64_t head_bytes = heads > 1 ? head_stride * 2 : row_stride * 2 * rows;
@@ -85,16 +97,11 @@ CUtensorMap make_tensor_map_16bit_4d(const void* base, int64_t batch, int64_t he
   const cuuint64_t strides[3] = {static_cast<cuuint64_t>(row_stride * 2), static_cast<cuuint64_t>(head_bytes),
                                  static_cast<cuuint64_t>(batch_bytes)};
   const cuuint32_t box[4] = {static_cast<cuuint32_t>(box_cols), static_cast<cuuint32_t>(box_rows), 1, 1};
-  const cuuint32_t element_strides[4] = {1, 1, 1, 1};
-  const CUresult r = encode_tiled()(&map, CU_TENSOR_MAP_DATA_TYPE_UINT16, 4, const_cast<void*>(base), dims, strides,
-                                    box, element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
-                                    CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
-  TS_CHECK(r == CUDA_SUCCESS,
-           "{}: cuTensorMapEncodeTiled refused a [{}, {}, {}, {}] tensor (strides {}, {}, {} elements, box {} x {}): "
-           "CUresult {}",
-           what, batch, heads, rows, cols, batch_stride, head_stride, row_stride, box_rows, box_cols,
-           static_cast<int>(r));
-  return map;
+  return encode_16bit<4>(base, dims, strides, box,
+                         fmt::format("{}: cuTensorMapEncodeTiled refused a [{}, {}, {}, {}] tensor (strides {}, {}, {} "
+                                     "elements, box {} x {})",
+                                     what, batch, heads, rows, cols, batch_stride, head_stride, row_stride, box_rows,
+                                     box_cols));
 }
 
 }  // namespace ts::hopper

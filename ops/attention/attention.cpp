@@ -93,7 +93,7 @@ const Variant sdpa_rungs[] = {
    "tensor cores: mma.sync, ldmatrix, cp.async double buffering, causal tiles skipped",
    fused_supports<sdpa_cuda_flash_v2_supports>,         run_kernel<&sdpa_flash_v2>},
   {"scaled_dot_product_attention/cuda/flash_v3", &ops::scaled_dot_product_attention, cuda, 3,
-   "Hopper (sm_90a): TMA into a K/V ring, producer and two consumer warpgroups, wgmma, pingpong softmax",
+   "Hopper (sm_90a): TMA into a K/V ring, a producer and 2-3 consumer warpgroups, wgmma, ping-pong softmax",
    fused_supports<sdpa_cuda_flash_v3_supports>,         run_kernel<&sdpa_flash_v3>},
 };
 // clang-format on

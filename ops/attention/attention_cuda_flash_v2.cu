@@ -277,33 +277,10 @@ __global__ void __launch_bounds__(kThreadsV2, 1) ts_flash_attn_fwd_v2_f16_d128(F
   flash_fwd_v2_block<__half, 128>(p);
 }
 
-namespace {
-
-// q, k or v can feed cp.async: unit last stride, other strides whole 16-byte chunks, data 16-byte aligned.
-bool rows_are_chunks(const Tensor& x) {
-  if (x.strides()[3] != 1 && x.shape()[3] != 1) return false;
-  for (int d = 0; d < 3; ++d)
-    if (x.shape()[d] != 1 && x.strides()[d] % 8 != 0) return false;
-  return aligned16(x.data_ptr());
-}
-
-}  // namespace
-
 bool sdpa_cuda_flash_v2_supports(const Tensor& q, const Tensor& k, const Tensor& v, const SdpaAttrs&,
                                  std::string* why) {
   if (!flash_common_supports("flash_v2", q, k, v, why)) return false;
-  const int64_t D = q.shape()[3];
-  if (D != 64 && D != 128)
-    return flash_refuse(why, fmt::format("sdpa flash_v2: head dim {} is not supported (64 or 128; flash_v1 "
-                                         "takes any head dim up to 128)", D));
-  const char* names[] = {"q", "k", "v"};
-  const Tensor* inputs[] = {&q, &k, &v};
-  for (int n = 0; n < 3; ++n)
-    if (!rows_are_chunks(*inputs[n]))
-      return flash_refuse(why, fmt::format("sdpa flash_v2: {} (shape {}, strides {}) must have a unit last stride, "
-                                           "other strides multiples of 8 elements and 16-byte aligned data "
-                                           "(cp.async copies 16 bytes)",
-                                           names[n], inputs[n]->shape(), inputs[n]->strides()));
+  if (!flash_tensor_core_supports("flash_v2", "cp.async", q, k, v, why)) return false;
   return flash_device_supports("flash_v2", q, k, v, why);
 }
 

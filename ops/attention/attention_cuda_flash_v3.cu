@@ -532,15 +532,6 @@ V3Launch launch_for(int64_t D, int64_t S, bool causal, FlashV3Step step) {
   return launch_of<T, 128, 2, 176>(step);
 }
 
-// TMA's rules for one of q, k, v: unit last stride; every other stride a multiple of 8 elements
-// (16 bytes) or 0 (broadcast), or its dim of size 1; data 16-byte aligned.
-bool tma_readable(const Tensor& x) {
-  if (x.strides()[3] != 1 && x.shape()[3] != 1) return false;
-  for (int d = 0; d < 3; ++d)
-    if (x.shape()[d] != 1 && x.strides()[d] % 8 != 0) return false;
-  return aligned16(x.data_ptr());
-}
-
 // The map of a [B, H, rows, D] input read in boxes of `box_rows` x 64; a broadcast or single
 // head (batch) becomes a dim of size 1, its step returned in *head_step (*batch_step).
 CUtensorMap input_map(const Tensor& x, int box_rows, int* head_step, int* batch_step, const char* what) {
@@ -568,18 +559,7 @@ const char* flash_v3_step_name(FlashV3Step step) {
 bool sdpa_cuda_flash_v3_supports(const Tensor& q, const Tensor& k, const Tensor& v, const SdpaAttrs&,
                                  std::string* why) {
   if (!flash_common_supports("flash_v3", q, k, v, why)) return false;
-  const int64_t D = q.shape()[3];
-  if (D != 64 && D != 128)
-    return flash_refuse(why, fmt::format("sdpa flash_v3: head dim {} is not supported (64 or 128; flash_v1 "
-                                         "takes any head dim up to 128)", D));
-  const char* names[] = {"q", "k", "v"};
-  const Tensor* inputs[] = {&q, &k, &v};
-  for (int n = 0; n < 3; ++n)
-    if (!tma_readable(*inputs[n]))
-      return flash_refuse(why, fmt::format("sdpa flash_v3: {} (shape {}, strides {}) must have a unit last stride, "
-                                           "other strides multiples of 8 elements and 16-byte aligned data "
-                                           "(TMA moves 16-byte units)",
-                                           names[n], inputs[n]->shape(), inputs[n]->strides()));
+  if (!flash_tensor_core_supports("flash_v3", "TMA", q, k, v, why)) return false;
   // TMA coordinates and this kernel's row arithmetic are 32-bit.
   if (q.shape()[2] > (int64_t{1} << 30) || k.shape()[2] > (int64_t{1} << 30) ||
       q.shape()[0] * q.shape()[1] > std::numeric_limits<int>::max())

@@ -2,9 +2,9 @@
 //
 //   q [B, H, S, D], k [B, H, L, D], v [B, H, L, D] -> out [B, H, S, D] (contiguous)
 // Every input is a pointer plus element strides, so transposed views are read in
-// place. Plain data: passed to kernels by value. The checks every flash rung
-// shares (rank, matching shapes, dtype, device) live here too; each rung adds
-// its own (head dim, strides) in its supports().
+// place. Plain data: passed to kernels by value. The checks the flash rungs
+// share live here too: every rung's (rank, matching shapes, dtype, device) and
+// the tensor-core rungs' (head dim, strides).
 #pragma once
 
 #include <fmt/format.h>
@@ -77,6 +77,32 @@ inline bool flash_common_supports(const char* rung, const Tensor& q, const Tenso
     return flash_refuse(why, fmt::format("sdpa {}: q, k, v must share one dtype, got {}, {}, {}", rung,
                                          dtype_short_name(q.dtype()), dtype_short_name(k.dtype()),
                                          dtype_short_name(v.dtype())));
+  return true;
+}
+
+// The layout rules of the tensor-core rungs (v2, v3): head dim 64 or 128; q, k, v with a unit
+// last stride, every other stride a multiple of 8 elements (16 bytes; 0 too, a broadcast dim) or
+// its dim of size 1, and 16-byte aligned data. `mover` says what moves the 16-byte units.
+inline bool flash_tensor_core_supports(const char* rung, const char* mover, const Tensor& q, const Tensor& k,
+                                       const Tensor& v, std::string* why) {
+  const int64_t D = q.shape()[3];
+  if (D != 64 && D != 128)
+    return flash_refuse(why, fmt::format("sdpa {}: head dim {} is not supported (64 or 128; flash_v1 "
+                                         "takes any head dim up to 128)", rung, D));
+  auto rows_are_chunks = [](const Tensor& x) {
+    if (x.strides()[3] != 1 && x.shape()[3] != 1) return false;
+    for (int d = 0; d < 3; ++d)
+      if (x.shape()[d] != 1 && x.strides()[d] % 8 != 0) return false;
+    return reinterpret_cast<uintptr_t>(x.data_ptr()) % 16 == 0;
+  };
+  const char* names[] = {"q", "k", "v"};
+  const Tensor* inputs[] = {&q, &k, &v};
+  for (int n = 0; n < 3; ++n)
+    if (!rows_are_chunks(*inputs[n]))
+      return flash_refuse(why, fmt::format("sdpa {}: {} (shape {}, strides {}) must have a unit last stride, "
+                                           "other strides multiples of 8 elements and 16-byte aligned data "
+                                           "({} moves 16 bytes at a time)",
+                                           rung, names[n], inputs[n]->shape(), inputs[n]->strides(), mover));
   return true;
 }
 
