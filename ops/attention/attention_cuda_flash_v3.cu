@@ -56,7 +56,7 @@ namespace ts {
 namespace {
 
 // A block: consumer warpgroups of 64 queries each (one wgmma M) and K/V tiles of kBc keys (one
-// m64nBc product per warpgroup for S). See block_shape() for the choices.
+// m64nBc product per warpgroup for S). launch_for() makes the choice per call.
 __host__ __device__ constexpr int block_rows(int consumers) { return 64 * consumers; }
 __host__ __device__ constexpr int block_threads(int consumers) { return 128 * (1 + consumers); }
 // Registers per thread after setmaxnreg: the producer keeps 24, the consumers share the rest of
@@ -73,6 +73,8 @@ __host__ __device__ constexpr StepTraits traits(FlashV3Step step) {
   return {step >= FlashV3Step::ring, step >= FlashV3Step::overlap, step >= FlashV3Step::pingpong};
 }
 
+// K/V stages: 4 at D = 64, 2 at D = 128 (a third fits beside 128-key tiles and measured no faster
+// on the H200: the products do not wait for the loads), from the ring step on; one before.
 __host__ __device__ constexpr int stages(int D, FlashV3Step step) {
   return traits(step).ring ? (D == 64 ? 4 : 2) : 1;
 }
@@ -80,13 +82,10 @@ __host__ __device__ constexpr int stages(int D, FlashV3Step step) {
 // Shared memory: Q [D/64 panels][Br][64], the K and V rings [stages][D/64 panels][Bc][64], the
 // barriers, and 1 KiB to align the tiles to 1024 bytes (the 128-byte swizzle's period).
 __host__ __device__ constexpr uint32_t tile_bytes(int rows, int D) { return static_cast<uint32_t>(rows) * D * 2; }
-constexpr size_t smem_bytes(int D, FlashV3Step step, int consumers, int keys) {
+__host__ __device__ constexpr size_t smem_bytes(int D, FlashV3Step step, int consumers, int keys) {
   return tile_bytes(block_rows(consumers), D) + 2 * stages(D, step) * tile_bytes(keys, D) +
          (2 + 4 * stages(D, step)) * sizeof(uint64_t) + 1024;
 }
-static_assert(smem_bytes(128, FlashV3Step::pingpong, 2, 176) <= 227 * 1024 &&
-                  smem_bytes(64, FlashV3Step::pingpong, 3, 176) <= 227 * 1024,
-              "an H100/H200 block has at most 227 KiB of shared memory");
 
 // One call as the kernel sees it. The tensor maps carry the pointers and strides; a broadcast
 // head or batch (stride 0) is a dim of size 1 in its map, stepped by 0 (the *_step fields).
@@ -138,6 +137,8 @@ __device__ __forceinline__ void flash_fwd_v3_block(const CUtensorMap* map_q, con
   using namespace hopper;
   constexpr bool kBf16 = std::is_same_v<T, __nv_bfloat16>;
   constexpr StepTraits kTraits = traits(kStep);
+  static_assert(smem_bytes(D, kStep, kConsumersN, kBcN) <= 227 * 1024,
+                "an H100/H200 block has at most 227 KiB of shared memory");
   constexpr int kStagesN = stages(D, kStep);
   constexpr int kPanels = D / kPanel;
   constexpr int kBrN = block_rows(kConsumersN), kBc = kBcN, kS = kBcN / 2;  // kS: S accumulators per thread
