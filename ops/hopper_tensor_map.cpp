@@ -9,6 +9,7 @@
 #include <cuda_runtime_api.h>
 #include <fmt/format.h>
 
+#include <atomic>
 #include <map>
 #include <mutex>
 #include <string>
@@ -62,8 +63,18 @@ const cuda::DeviceProperties& properties(int index) {
 }
 
 bool is_hopper(int index, std::string* why) {
+  // The answer per device, kept without a lock after the first call: the sm_90a rungs' supports()
+  // ask it on every dispatch.
+  static std::atomic<int8_t> known[64] = {};  // 0: not asked yet, 1: compute capability 9.0, -1: not
+  const bool cached = index >= 0 && index < 64;
+  if (cached) {
+    const int8_t k = known[index].load(std::memory_order_acquire);
+    if (k == 1 || (k == -1 && why == nullptr)) return k == 1;
+  }
   const cuda::DeviceProperties& props = properties(index);
-  if (props.major == 9 && props.minor == 0) return true;
+  const bool hopper = props.major == 9 && props.minor == 0;
+  if (cached) known[index].store(hopper ? 1 : -1, std::memory_order_release);
+  if (hopper) return true;
   if (why)
     *why = fmt::format("wgmma and setmaxnreg are sm_90a instructions, built for compute capability 9.0; this GPU "
                        "({}) is {}.{}",

@@ -567,9 +567,11 @@ bool sdpa_cuda_flash_v3_supports(const Tensor& q, const Tensor& k, const Tensor&
     return flash_refuse(why, fmt::format("sdpa flash_v3: q {} and k {} exceed 2^30 rows or 2^31 (batch, head) pairs",
                                          q.shape(), k.shape()));
   if (!flash_device_supports("flash_v3", q, k, v, why)) return false;
-  std::string reason;
-  if (!hopper::is_hopper(q.device().index, &reason))
-    return flash_refuse(why, fmt::format("sdpa flash_v3: {}", reason));
+  std::string reason;  // built only when asked for
+  if (!hopper::is_hopper(q.device().index, why != nullptr ? &reason : nullptr)) {
+    if (why != nullptr) *why = fmt::format("sdpa flash_v3: {}", reason);
+    return false;
+  }
   return true;
 }
 

@@ -14,6 +14,7 @@
 #include <string>
 
 #include "ops/checks.h"
+#include "ops/matmul/matmul.h"
 #include "ops/op.h"
 
 namespace ts {
@@ -118,6 +119,19 @@ inline bool tensor_core_operands_ok(const GemmProblem& g, std::string* why) {
     return false;
   }
   return true;
+}
+
+// What the tensor-core rungs of mm, bmm and addmm (mma.sync, wgmma) take: bf16 or f16 operands
+// that tensor_core_operands_ok accepts. `instruction` names the rung's in the reason.
+inline bool tensor_core_gemm_supports(const OpCall& call, const char* instruction, std::string* why) {
+  const bool addmm = &call.op == &ops::addmm;
+  const Tensor& a = call.input(addmm ? 1 : 0);
+  const Tensor& b = call.input(addmm ? 2 : 1);
+  if (a.dtype() != DType::bf16 && a.dtype() != DType::f16) {
+    if (why) *why = fmt::format("{} here takes bf16 or f16 operands, got {}", instruction, dtype_short_name(a.dtype()));
+    return false;
+  }
+  return tensor_core_operands_ok(gemm_operands(a, b), why);
 }
 
 }  // namespace ts

@@ -186,14 +186,7 @@ void launch_mma(const GemmProblem& p, const Tensor& out) {
 }  // namespace
 
 bool gemm_cuda_mma_supports(const OpCall& call, std::string* why) {
-  const bool addmm = &call.op == &ops::addmm;
-  const Tensor& a = call.input(addmm ? 1 : 0);
-  const Tensor& b = call.input(addmm ? 2 : 1);
-  if (a.dtype() != DType::bf16 && a.dtype() != DType::f16) {
-    if (why) *why = fmt::format("mma.sync here takes bf16 or f16 operands, got {}", dtype_short_name(a.dtype()));
-    return false;
-  }
-  return tensor_core_operands_ok(gemm_operands(a, b), why);
+  return tensor_core_gemm_supports(call, "mma.sync", why);
 }
 
 void mm_cuda_mma(const Tensor& a, const Tensor& b, Tensor& out) {

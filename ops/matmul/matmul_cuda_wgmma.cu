@@ -370,15 +370,7 @@ GemmProblem geglu_problem(const Tensor& x, const Tensor& w) {
 }  // namespace
 
 bool gemm_cuda_wgmma_supports(const OpCall& call, std::string* why) {
-  if (!hopper::is_hopper(call.device.index, why)) return false;
-  const bool addmm = &call.op == &ops::addmm;
-  const Tensor& a = call.input(addmm ? 1 : 0);
-  const Tensor& b = call.input(addmm ? 2 : 1);
-  if (a.dtype() != DType::bf16 && a.dtype() != DType::f16) {
-    if (why) *why = fmt::format("wgmma here takes bf16 or f16 operands, got {}", dtype_short_name(a.dtype()));
-    return false;
-  }
-  return tensor_core_operands_ok(gemm_operands(a, b), why);
+  return hopper::is_hopper(call.device.index, why) && tensor_core_gemm_supports(call, "wgmma", why);
 }
 
 void mm_cuda_wgmma(const Tensor& a, const Tensor& b, Tensor& out) {
