@@ -4,18 +4,22 @@
 #   make test        build, then run the whole test suite
 #   make bench       build, then run ts_bench
 #   make debug       configure and build the debug preset (gdb / cuda-gdb)
-#   make gpu-check OUT=dir   on a GPU machine (the H200): build for sm_90, tests, compute-sanitizer
-#                    (memcheck, racecheck, synccheck), ts_bench GPU entries vs PyTorch; logs in dir
+#   make gpu-check OUT=dir [STEPS="build tests"]   on a GPU machine (the H200), step by step or all:
+#                    build, tests, fuzz, compute-sanitizer (memcheck, racecheck, synccheck), bench vs
+#                    PyTorch, profiler, emulated 8.0 and 7.5, a PTX-only build, a build with no code
+#                    for the GPU; logs and summary.txt in dir (tools/gpu_check.sh says what each does)
 #   make sanitize    the sanitize preset (ASan + UBSan on the host code) in build/sanitize, then its
 #                    test suite, every tutorial on the CPU included; any sanitizer report fails it
 #   make fuzz        many more view/op fuzz cases than `make test` runs (TS_FUZZ_SEED, TS_FUZZ_CASES)
 #
-# Variables: PRESET=debug|dev|release|sanitize (default dev), TS_CUDA_ARCHS="90" (CMAKE_CUDA_ARCHITECTURES).
+# Variables: PRESET=debug|dev|release|sanitize (default dev); TS_CUDA_ARCHS=86 (CMAKE_CUDA_ARCHITECTURES:
+# by default the GPUs visible at configure time, or the portable set when none is; also native,
+# portable or a list such as "80;90"); TS_CUDA=OFF (a CPU-only build, even where nvcc is found).
 
 SHELL  := /bin/bash
 PRESET ?= dev
 BUILD  := build/$(PRESET)
-CMAKE_ARGS := $(if $(TS_CUDA_ARCHS),-DCMAKE_CUDA_ARCHITECTURES="$(TS_CUDA_ARCHS)")
+CMAKE_ARGS := $(if $(TS_CUDA_ARCHS),-DCMAKE_CUDA_ARCHITECTURES="$(TS_CUDA_ARCHS)") $(if $(TS_CUDA),-DTS_CUDA=$(TS_CUDA))
 
 .PHONY: all build deps configure tutorials test bench debug clean gpu-check sanitize fuzz
 
@@ -24,11 +28,10 @@ all: build
 deps:
 	@bash tools/install_deps.sh
 
-# Configure once (or again when CMake files change); later builds are incremental.
-$(BUILD)/build.ninja: CMakeLists.txt CMakePresets.json | deps
-	cmake --preset $(PRESET) $(CMAKE_ARGS)
-
-configure: deps $(BUILD)/build.ninja
+# Configure once, and again when TS_CUDA_ARCHS or TS_CUDA asks for a change; after that the build
+# re-runs CMake by itself when a CMake file changes, and builds incrementally.
+configure: deps
+	@if [[ ! -f $(BUILD)/build.ninja || -n "$(TS_CUDA_ARCHS)$(TS_CUDA)" ]]; then cmake --preset $(PRESET) $(CMAKE_ARGS); fi
 
 build: configure
 	cmake --build $(BUILD)
@@ -64,10 +67,10 @@ bench: build
 debug:
 	$(MAKE) build PRESET=debug
 
-# Its own build dir (build/gpu); see tools/gpu_check.sh. Exit status 0 when every step passed.
+# Its own build dirs (build/gpu*); see tools/gpu_check.sh. Exit status 0 when every step passed.
 OUT ?= gpu-check-out
 gpu-check:
-	@bash tools/gpu_check.sh $(OUT)
+	@bash tools/gpu_check.sh $(OUT) $(STEPS)
 
 clean:
 	rm -rf build

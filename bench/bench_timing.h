@@ -7,9 +7,12 @@
 // not the launch latency (as triton.testing.do_bench does).
 // CPU: a steady clock around one call.
 // Both: `warmup` untimed calls first (caches, allocator, first-use statics).
+// A build without the CUDA toolkit has no device to time: device_times_ms then says so.
 #pragma once
 
+#if TS_HAVE_CUDA
 #include <cuda_runtime_api.h>
+#endif
 
 #include <algorithm>
 #include <chrono>
@@ -18,8 +21,11 @@
 #include <vector>
 
 #include "ops/ops.h"
-#include "tensor/cuda_check.h"
 #include "tensor/cuda_device.h"
+#include "tensor/error.h"
+#if TS_HAVE_CUDA
+#include "tensor/cuda_check.h"
+#endif
 
 namespace ts::bench {
 
@@ -30,6 +36,7 @@ inline double median(std::vector<double> samples) {
   return *middle;
 }
 
+#if TS_HAVE_CUDA
 // A CUDA event, destroyed with the object.
 class CudaEvent {
  public:
@@ -65,6 +72,11 @@ inline std::vector<double> device_times_ms(const std::function<void()>& fn, int 
   }
   return samples;
 }
+#else
+inline std::vector<double> device_times_ms(const std::function<void()>&, int, int) {
+  fail("device timing: {}", cuda::unavailable_reason());
+}
+#endif
 
 // The median of device_times_ms.
 inline double median_device_ms(const std::function<void()>& fn, int warmup, int repeats) {

@@ -16,7 +16,6 @@
 // (as triton.testing.do_bench does). Without a GPU they print why they were skipped, and so do
 // the entries a GPU of another kind cannot run (flash_v3 needs compute capability 9.0).
 #include <CLI/CLI.hpp>
-#include <cuda_runtime_api.h>
 #include <fmt/core.h>
 
 #include <algorithm>
@@ -37,16 +36,16 @@
 #include "ops/attention/attention_flash.h"
 #include "ops/ops.h"
 #include "ops/dispatch.h"
-#include "ops/hopper_tensor_map.h"
 #include "ops/registry.h"
 #include "profiler/chrome_trace.h"
 #include "profiler/profiler.h"
-#include "tensor/cuda_check.h"
 #include "tensor/cuda_device.h"
 
+#if TS_HAVE_CUDA
 namespace ts::bench {
 void launch_empty_kernel();  // bench_cuda.cu
 }
+#endif
 
 namespace {
 
@@ -129,12 +128,6 @@ Paired paired_us_per_call(const std::function<void()>& fn, const std::function<v
   return {median(fn_us), median(base_us), median(excess), median(ratio)};
 }
 
-// Median device time (milliseconds) of fn over `repeats` runs, each bracketed by
-// CUDA events after the L2-emptying memset described above (bench/bench_timing.h).
-using ts::bench::median_device_ms;
-
-void sync() { ts::cuda::synchronize(); }
-
 struct Entry {
   const char* name;
   const char* note;
@@ -144,10 +137,20 @@ struct Entry {
   std::function<std::string()> unsupported = nullptr;
 };
 
-// flash_v3 and its steps: sm_90a code, run by a compute capability 9.0 GPU only.
-std::string hopper_refusal() {
-  std::string why;
-  return ts::hopper::is_hopper(0, &why) ? std::string() : why;  // the entries make their tensors on cuda:0
+#if TS_HAVE_CUDA
+// Median device time (milliseconds) of fn over `repeats` runs, each bracketed by
+// CUDA events after the L2-emptying memset described above (bench/bench_timing.h).
+using ts::bench::median_device_ms;
+
+void sync() { ts::cuda::synchronize(); }
+
+// Empty when cuda:0 (where the entries make their tensors) has what the rung needs (its rung row's
+// compute capability), else why not: the entries of a rung forced by name ask it first.
+std::function<std::string()> needs_of(const char* variant) {
+  return [variant] {
+    std::string why;
+    return ts::gpu_meets_rung(variant, ts::kCUDA, &why) ? std::string() : why;
+  };
 }
 
 // ts::mm (or addmm with a bias row) on n x n x n bf16 random data, in TFLOP/s.
@@ -232,13 +235,17 @@ void add_gpu_entries(std::vector<Entry>& list) {
                   [] { return gemm_entry("gemm/bf16/4096", 4096, false); }, true});
   // Our own tensor-core rungs beside the library (the side-by-side compares them with torch.mm).
   list.push_back({"gemm/bf16/8192_wgmma", "mm/cuda/wgmma 8192^3 bf16 (our TMA + wgmma kernel); target >= 0.90x torch.mm",
-                  [] { return gemm_entry("gemm/bf16/8192_wgmma", 8192, false, "mm/cuda/wgmma"); }, true});
+                  [] { return gemm_entry("gemm/bf16/8192_wgmma", 8192, false, "mm/cuda/wgmma"); }, true,
+                  needs_of("mm/cuda/wgmma")});
   list.push_back({"gemm/bf16/4096_wgmma", "mm/cuda/wgmma 4096^3 bf16; target >= 0.85x torch.mm",
-                  [] { return gemm_entry("gemm/bf16/4096_wgmma", 4096, false, "mm/cuda/wgmma"); }, true});
+                  [] { return gemm_entry("gemm/bf16/4096_wgmma", 4096, false, "mm/cuda/wgmma"); }, true,
+                  needs_of("mm/cuda/wgmma")});
   list.push_back({"gemm/bf16/8192_addmm_bias_wgmma", "addmm/cuda/wgmma 8192^3 bf16, the bias row in its epilogue",
-                  [] { return gemm_entry("gemm/bf16/8192_addmm_bias_wgmma", 8192, true, "addmm/cuda/wgmma"); }, true});
+                  [] { return gemm_entry("gemm/bf16/8192_addmm_bias_wgmma", 8192, true, "addmm/cuda/wgmma"); }, true,
+                  needs_of("addmm/cuda/wgmma")});
   list.push_back({"gemm/bf16/8192_mma", "mm/cuda/mma 8192^3 bf16 (mma.sync + ldmatrix + cp.async)",
-                  [] { return gemm_entry("gemm/bf16/8192_mma", 8192, false, "mm/cuda/mma"); }, true});
+                  [] { return gemm_entry("gemm/bf16/8192_mma", 8192, false, "mm/cuda/mma"); }, true,
+                  needs_of("mm/cuda/mma")});
   list.push_back({"copy/cuda/d2d_1GiB", "clone of 1 GiB: bytes read + written per second (~4.3 TB/s measured)",
                   [gpu] {
                     const ts::Tensor x = ts::empty({int64_t{1} << 29}, {ts::DType::bf16, gpu});
@@ -339,8 +346,9 @@ void add_attention_entry(std::vector<Entry>& list, ts::nn::AttentionPath path, A
   names.push_back(name);
   const char* note = per_forward_us ? "one forward of tutorial 04's layer, device us (_tflops beside it)"
                                     : "one forward of tutorial 04's layer, TFLOP/s (_us beside it)";
+  const char* variant = ts::nn::attention_variant_name(path);  // the fused paths force an sdpa rung
   std::function<std::string()> unsupported = nullptr;
-  if (path == ts::nn::AttentionPath::flash_v3) unsupported = hopper_refusal;
+  if (variant != nullptr) unsupported = needs_of(variant);
   list.push_back({names.back().c_str(), note,
                   [path, shape, per_forward_us, name] {
                     const AttnInputs in = attention_inputs(shape);
@@ -377,7 +385,7 @@ void add_flash_v3_step_entries(std::vector<Entry>& list, AttnShape shape, bool p
                           3, 21);
                       return attention_result(name, shape, ms, per_forward_us);
                     },
-                    true, hopper_refusal});
+                    true, needs_of("scaled_dot_product_attention/cuda/flash_v3")});
   }
 }
 
@@ -402,6 +410,7 @@ void add_attention_entries(std::vector<Entry>& list) {
     add_attention_entry(list, AttentionPath::flash_v3, shape, false);
   }
 }
+#endif  // TS_HAVE_CUDA
 
 // The profiler's own costs: per op while it records, and the work after a 20,000-event profile.
 ts::profiler::Recording profile_20k_events() {
@@ -480,8 +489,10 @@ std::vector<Entry> entries() {
                     return Result{"matmul/cpu/f32/1024", 2.0 * 1024 * 1024 * 1024 / (us * 1e-6) / 1e9, "GFLOP/s", ""};
                   }});
   add_profiler_entries(list);
+#if TS_HAVE_CUDA
   add_gpu_entries(list);
   add_attention_entries(list);
+#endif
   return list;
 }
 
@@ -498,10 +509,14 @@ int main(int argc, char** argv) {
   CLI11_PARSE(app, argc, argv);
 
   const std::vector<Entry> all = entries();
+  if (!ts::cuda::built_with_cuda())
+    fmt::print("ts_bench: no GPU entries in this build ({})\n\n", ts::cuda::unavailable_reason());
   if (list) {
     for (const Entry& e : all) fmt::print("{:<40} {}\n", e.name, e.note);
     fmt::print("\nregistered variants:\n");
-    for (const ts::Variant* v : ts::all_variants()) fmt::print("  {:<40} rung {}  {}\n", v->name, v->rung, v->summary);
+    for (const ts::Variant* v : ts::all_variants())
+      fmt::print("  {:<44} rung {}  needs {:<4}  {}\n", v->name, v->rung, ts::gpu_needs_name(v->needs), v->summary);
+    if (!ts::cuda::built_with_cuda()) fmt::print("\n(no CUDA rungs: {})\n", ts::cuda::unavailable_reason());
     return 0;
   }
 

@@ -64,7 +64,6 @@
 #include "ops/reduce/reduce.h"
 #include "ops/registry.h"
 #include "ops/softmax/softmax.h"
-#include "tensor/cuda_check.h"
 #include "tensor/cuda_device.h"
 
 namespace ts::ladder {
@@ -388,8 +387,7 @@ std::vector<double> host_values(const Tensor& x) {
   const void* data = x.data_ptr();
   if (x.device().is_cuda()) {
     staging.resize(bytes);
-    cuda::set_device(x.device().index);
-    TS_CUDA_CHECK(cudaMemcpy(staging.data(), data, bytes, cudaMemcpyDeviceToHost));
+    cuda::copy_to_host(staging.data(), data, bytes, x.device().index);
     data = staging.data();
   }
   visit_dtype(x.dtype(), [&](auto tag) {
@@ -475,9 +473,7 @@ struct Ceilings {
 
 const Variant& top_rung(const OpDef& op, OpCall& call) {
   for (auto v = op.rungs.rbegin(); v != op.rungs.rend(); ++v)
-    if (v->device != VariantDevice::any && v->runs_on(call.device.type) &&
-        (v->supports == nullptr || v->supports(call, nullptr)))
-      return *v;
+    if (v->device != VariantDevice::any && v->runs_on(call.device.type) && v->accepts(call, nullptr)) return *v;
   fail("{}: no rung runs on {}", op.name, call.device.str());
 }
 
@@ -699,13 +695,13 @@ bool run_op(const Spec& spec, const Settings& s, const Ceilings& ceilings) {
     }
     try {
       std::string why;
-      if (v.supports != nullptr && !v.supports(timed_call->get(), &why)) {
+      if (!v.accepts(timed_call->get(), &why)) {
         row.state = State::refused;
         row.note = why;
       } else {
         std::unique_ptr<Call> c = checked.call(checked.inputs, s.device);
         op.prepare(c->get());
-        if (v.supports != nullptr && !v.supports(c->get(), &why)) {
+        if (!v.accepts(c->get(), &why)) {
           row.state = State::unchecked;
           row.note = fmt::format("refuses the check size {}, so not timed: {}", checked_label, why);
         } else {
@@ -788,6 +784,7 @@ void print_list() {
   for (const OpDef* op : all_ops()) with_problem += find_spec(*op) != nullptr;
   fmt::print("ts_ladder --list: {} ops, {} variants, {} ops with a ladder problem; rung 0 is each op's reference\n",
              all_ops().size(), all_variants().size(), with_problem);
+  fmt::print("columns: rung, name, device, the compute capability a CUDA rung needs (9.0a: that GPU only), summary\n");
   size_t width = 0;
   for (const Variant* v : all_variants()) width = std::max(width, std::strlen(v->name));
   for (const OpDef* op : all_ops()) {
@@ -798,8 +795,10 @@ void print_list() {
       fmt::print("\n{}  no ladder problem: {}\n", op->short_name(), no_problem_reason(*op));
     }
     for (const Variant& v : op->rungs)
-      fmt::print("  {:>4}  {:<{}}  {:<4}  {}\n", v.rung, v.name, width, variant_device_name(v.device), v.summary);
+      fmt::print("  {:>4}  {:<{}}  {:<4}  {:<4}  {}\n", v.rung, v.name, width, variant_device_name(v.device),
+                 gpu_needs_name(v.needs), v.summary);
   }
+  if (!cuda::built_with_cuda()) fmt::print("\n(no CUDA rungs: {})\n", cuda::unavailable_reason());
 }
 
 std::string shapes_help() {
@@ -808,7 +807,7 @@ std::string shapes_help() {
     text += fmt::format("  {:<14} {:<9} {} [{} / {}]\n", spec.op, spec.shape, spec.what, size_label(spec.cuda),
                         size_label(spec.cpu));
   text += "\nOutput: one table per op. status: ok (matched the reference, then timed), reference (rung 0 on this "
-          "device),\nrefused (its supports() says why), unchecked (it refuses the small size the rungs were checked at: "
+          "device),\nrefused (the GPU lacks what it needs, or its supports() says why),\nunchecked (it refuses the small size the rungs were checked at: "
           "not timed),\nFAIL (differs from the reference: no speed; exit status 1), ERROR (it threw: exit status 1).\n% roof = max(FLOPs / GEMM ceiling, bytes / copy ceiling) / median time: 100 is as fast as the "
           "ceilings allow.";
   return text;
@@ -830,7 +829,9 @@ int main_impl(int argc, char** argv) {
   app.add_flag("--all", all, "every op that has a ladder problem");
   app.add_flag("--list", list, "every op and its rungs (rung, name, device, summary)");
   app.add_option("--device", device_text, "cpu or cuda (default: cuda when a GPU is usable, else cpu)");
-  app.add_option("--dtype", dtype_text, "f32, bf16 or f16 (default: bf16 on cuda, f32 on the cpu)");
+  app.add_option("--dtype", dtype_text,
+                 "f32, bf16 or f16 (default: bf16 on cuda, f16 on a GPU older than compute capability 8.0, f32 on "
+                 "the cpu)");
   app.add_option("--shape", s.shape, "the problem size, e.g. 8192,8192,8192 for mm (below: each op's letters)");
   app.add_option("--runs", s.runs, "timed calls per rung (the median is reported)")->default_val(20);
   app.add_option("--warmup", s.warmup, "untimed calls before them")->default_val(3);
@@ -866,6 +867,17 @@ int main_impl(int argc, char** argv) {
     return 2;
   }
   s.dtype = dtype_text.empty() ? (s.device.is_cuda() ? DType::bf16 : DType::f32) : parse_dtype(dtype_text);
+  if (dtype_text.empty() && s.device.is_cuda()) {
+    // A GPU older than 8.0 (Turing) has tensor cores for f16 and none for bf16: its ladder in f16.
+    check_device_available(s.device, "ts_ladder");
+    const cuda::DeviceTarget& t = cuda::target(s.device.index);
+    if (t.chosen_as < cuda::ComputeCapability{8, 0}) {
+      s.dtype = DType::f16;
+      fmt::print("dtype: f16, not bf16: {} ({}) is compute capability {}, with tensor cores for f16 and none for "
+                 "bf16 (--dtype bf16 asks for it anyway)\n",
+                 s.device.str(), t.name, cuda::to_string(t.chosen_as));
+    }
+  }
   if (!is_floating(s.dtype)) {
     fmt::print(stderr, "ts_ladder: --dtype must be f32, bf16 or f16, got {}\n", dtype_text);
     return 2;

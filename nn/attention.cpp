@@ -4,10 +4,11 @@
 #include <cmath>
 #include <limits>
 
-#include "ops/attention/attention_flash.h"
+#include "ops/attention/attention.h"
 #include "ops/dispatch.h"
 #include "ops/ops.h"
 #include "profiler/profiler.h"
+#include "tensor/cuda_device.h"
 
 namespace ts::nn {
 
@@ -84,12 +85,12 @@ Tensor attention_inplace(const Tensor& q, const Tensor& k, const Tensor& v, cons
 
 std::string attention_path_refusal(AttentionPath path, const Tensor& q, const Tensor& k, const Tensor& v,
                                    bool causal) {
-  std::string why;
-  const SdpaAttrs attrs{causal, 0};
-  if (path == AttentionPath::flash_v1 && !sdpa_cuda_flash_v1_supports(q, k, v, attrs, &why)) return why;
-  if (path == AttentionPath::flash_v2 && !sdpa_cuda_flash_v2_supports(q, k, v, attrs, &why)) return why;
-  if (path == AttentionPath::flash_v3 && !sdpa_cuda_flash_v3_supports(q, k, v, attrs, &why)) return why;
-  return {};
+  const char* name = attention_variant_name(path);
+  if (name == nullptr) return {};  // naive and inplace: plain ops, which run anywhere
+  const Variant* variant = find_variant(name);
+  if (variant == nullptr)  // a build without the CUDA toolkit has no CUDA rung
+    return fmt::format("{} is not in this build: {}", name, cuda::unavailable_reason());
+  return sdpa_rung_refusal(*variant, q, k, v, causal);
 }
 
 Tensor attention_sdpa(const Tensor& q, const Tensor& k, const Tensor& v, bool causal, AttentionPath path) {

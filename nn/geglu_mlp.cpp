@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "ops/ops.h"
+#include "ops/registry.h"
 #include "profiler/profiler.h"
 
 namespace ts::nn {
@@ -26,14 +27,18 @@ const char* mlp_path_name(MlpPath path) {
   return "?";
 }
 
-int GeGLUMLP::kernels_per_forward(MlpPath path) {
+int GeGLUMLP::kernels_per_forward(MlpPath path, bool one_gemm) {
   switch (path) {
     case MlpPath::eager: return 5;
     case MlpPath::fused: return 4;
     case MlpPath::merged: return 3;
-    case MlpPath::epilogue: return 2;
+    case MlpPath::epilogue: return one_gemm ? 2 : 3;  // else linear_geglu's composite: linear, then geglu
   }
   return 0;
+}
+
+bool GeGLUMLP::one_gemm_epilogue(Device device, std::string* why) {
+  return gpu_meets_rung("linear_geglu/cuda/wgmma", device, why);
 }
 
 GeGLUMLP::GeGLUMLP(int64_t dim, int64_t hidden, MlpPath path, Options options, std::string name)

@@ -16,6 +16,7 @@
 // so all three paths use the same parameters without a copy.
 #pragma once
 
+#include <string>
 #include <string_view>
 
 #include "nn/linear.h"
@@ -35,8 +36,11 @@ class GeGLUMLP : public Module {
 
   MlpPath path() const { return path_; }
   void set_path(MlpPath path) { path_ = path; }
-  // Kernels one forward launches on CUDA along a path: 5, 4, 3, 2 (the last on Hopper).
-  static int kernels_per_forward(MlpPath path);
+  // Kernels one forward launches on a GPU along a path: 5, 4, 3; the epilogue path 2 where
+  // linear_geglu's one-GEMM rung runs (one_gemm_epilogue), 3 where its composite does.
+  static int kernels_per_forward(MlpPath path, bool one_gemm = true);
+  // Whether `device` runs linear_geglu's one-GEMM rung (its rung row: sm_90a); why not otherwise.
+  static bool one_gemm_epilogue(Device device, std::string* why);
 
   const Linear& gate() const { return gate_; }
   const Linear& up() const { return up_; }

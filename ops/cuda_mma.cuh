@@ -2,6 +2,12 @@
 // wrapper each: cp.async (global -> shared without registers), ldmatrix (shared -> mma fragments)
 // and mma.sync (a warp's 16 x 8 x 16 product). Used by the flash-attention v2 rung and the
 // mma.sync GEMM rung (ops/matmul/matmul_cuda_mma.cu).
+//
+// A build may target older GPUs too (the portable set starts at 7.5, which has none of these), so
+// a kernel built on them wraps its body in
+//   #if TS_CUDA_HAS_SM80 ... #else __trap(); #endif
+// and compiles, for an older target, to a trap that no call reaches: its rung row says sm80
+// (ops/op.h), and dispatch asks gpu_meets() before it picks the rung.
 #pragma once
 
 #include <cuda_bf16.h>
@@ -9,6 +15,14 @@
 
 #include <cstdint>
 #include <type_traits>
+
+// True while compiling device code for compute capability 8.0 or newer, and in the host pass
+// (which parses kernel bodies and emits none).
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
+#define TS_CUDA_HAS_SM80 1
+#else
+#define TS_CUDA_HAS_SM80 0
+#endif
 
 namespace ts {
 

@@ -8,7 +8,6 @@
 #include <vector>
 
 #include "profiler/op_scope.h"
-#include "tensor/cuda_check.h"
 #include "tensor/cuda_device.h"
 #include "tensor/error.h"
 
@@ -58,11 +57,9 @@ void warn_other_device(const Variant& v, const OpCall& call) {
 
 // A variant asked for by name must run, or say why not.
 const Variant& forced(const Variant& v, const OpCall& call, const char* source) {
-  if (v.supports != nullptr) {
-    std::string why;
-    TS_CHECK(v.supports(call, &why), "{}: variant {} (chosen by {}) cannot run this call: {}", call.op.name, v.name,
-             source, why);
-  }
+  std::string why;
+  TS_CHECK(v.accepts(call, &why), "{}: variant {} (chosen by {}) cannot run this call: {}", call.op.name, v.name,
+           source, why);
   return v;
 }
 
@@ -76,8 +73,7 @@ const Variant& select_variant(const OpCall& call) {
   for (auto it = scoped_overrides.rbegin(); it != scoped_overrides.rend(); ++it) {  // innermost first
     VariantOverride& o = **it;
     if (!applies(*o.variant_, call)) continue;
-    if (o.mode_ == VariantOverride::Mode::prefer && o.variant_->supports != nullptr &&
-        !o.variant_->supports(call, nullptr))
+    if (o.mode_ == VariantOverride::Mode::prefer && !o.variant_->accepts(call, nullptr))
       continue;  // preferred, not forced: the next choice takes the call
     ++o.calls_;
     return forced(*o.variant_, call, "VariantOverride");
@@ -91,10 +87,11 @@ const Variant& select_variant(const OpCall& call) {
     if (for_another_device != nullptr) warn_other_device(*for_another_device, call);
   }
 
-  // The highest rung that runs on the call's device and accepts the call.
+  // The highest rung that runs on the call's device and accepts the call (its GPU has what the
+  // rung needs, and its supports() says yes).
   const std::span<const Variant> rungs = call.op.rungs;
   for (auto v = rungs.rbegin(); v != rungs.rend(); ++v)
-    if (v->runs_on(call.device.type) && (v->supports == nullptr || v->supports(call, nullptr))) return *v;
+    if (v->runs_on(call.device.type) && v->accepts(call, nullptr)) return *v;
 
   // Nothing can run: say what each candidate objected to.
   std::string reasons;
@@ -103,7 +100,7 @@ const Variant& select_variant(const OpCall& call) {
     if (!v->runs_on(call.device.type)) continue;
     any_candidate = true;
     std::string why;
-    v->supports(call, &why);
+    v->accepts(call, &why);
     reasons += fmt::format("\n  {}: {}", v->name, why);
   }
   fail("{}: no variant runs on {} for these inputs{}", call.op.name, call.device.str(),

@@ -2,14 +2,14 @@
 //
 // The function lives in the driver (libcuda), which this library does not link: a binary linked
 // to it would not start on a machine without a GPU driver. The runtime hands out driver entry
-// points by name (cudaGetDriverEntryPointByVersion) once a driver is there.
+// points by name once a driver is there: cudaGetDriverEntryPointByVersion from CUDA 12.5 on (it
+// asks for the version of the function it was written against), cudaGetDriverEntryPoint before.
 #include "ops/hopper_tensor_map.h"
 
 #include <cudaTypedefs.h>  // PFN_cuTensorMapEncodeTiled
 #include <cuda_runtime_api.h>
 #include <fmt/format.h>
 
-#include <atomic>
 #include <map>
 #include <mutex>
 #include <string>
@@ -25,7 +25,11 @@ PFN_cuTensorMapEncodeTiled_v12000 encode_tiled() {
   static const PFN_cuTensorMapEncodeTiled_v12000 fn = [] {
     void* p = nullptr;
     cudaDriverEntryPointQueryResult found{};
+#if CUDART_VERSION >= 12050
     TS_CUDA_CHECK(cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &p, 12000, cudaEnableDefault, &found));
+#else
+    TS_CUDA_CHECK(cudaGetDriverEntryPoint("cuTensorMapEncodeTiled", &p, cudaEnableDefault, &found));
+#endif
     TS_CHECK(found == cudaDriverEntryPointSuccess && p != nullptr,
              "TMA: the driver has no cuTensorMapEncodeTiled (a CUDA 12+ driver is needed)");
     return reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(p);
@@ -60,26 +64,6 @@ const cuda::DeviceProperties& properties(int index) {
   auto it = known.find(index);
   if (it == known.end()) it = known.emplace(index, cuda::device_properties(index)).first;
   return it->second;
-}
-
-bool is_hopper(int index, std::string* why) {
-  // The answer per device, kept without a lock after the first call: the sm_90a rungs' supports()
-  // ask it on every dispatch.
-  static std::atomic<int8_t> known[64] = {};  // 0: not asked yet, 1: compute capability 9.0, -1: not
-  const bool cached = index >= 0 && index < 64;
-  if (cached) {
-    const int8_t k = known[index].load(std::memory_order_acquire);
-    if (k == 1 || (k == -1 && why == nullptr)) return k == 1;
-  }
-  const cuda::DeviceProperties& props = properties(index);
-  const bool hopper = props.major == 9 && props.minor == 0;
-  if (cached) known[index].store(hopper ? 1 : -1, std::memory_order_release);
-  if (hopper) return true;
-  if (why)
-    *why = fmt::format("wgmma and setmaxnreg are sm_90a instructions, built for compute capability 9.0; this GPU "
-                       "({}) is {}.{}",
-                       props.name, props.major, props.minor);
-  return false;
 }
 
 CUtensorMap make_tensor_map_16bit(const void* base, int64_t batch, int64_t rows, int64_t cols, int64_t row_stride,

@@ -1,5 +1,5 @@
 // ops/hopper_tensor_map.h: the host side of Hopper's kernels: TMA descriptors (ops/cuda_hopper.cuh
-// explains the device side) and the check that a GPU runs sm_90a code.
+// explains the device side). Which GPUs run them is the rungs' sm90a (ops/op.h, gpu_meets).
 #pragma once
 
 #include <cuda.h>  // CUtensorMap and its enums: types only, the driver is reached through the runtime
@@ -13,10 +13,6 @@ namespace ts::hopper {
 
 // The properties of CUDA device `index`, read once per process (the SM count sizes grids).
 const cuda::DeviceProperties& properties(int index);
-
-// True when device `index` runs sm_90a code (wgmma, setmaxnreg): compute capability 9.0 exactly.
-// Otherwise false, and the reason in *why when not null.
-bool is_hopper(int index, std::string* why);
 
 // The tensor map of a 16-bit matrix (batch, rows, cols) with unit column stride and element
 // strides row_stride and batch_stride, read in boxes of box_rows x box_cols with the 128-byte

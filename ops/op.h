@@ -68,12 +68,42 @@ struct OpDef {
 
 enum class VariantDevice : uint8_t { cpu, cuda, any };
 
+// What a CUDA rung needs of the GPU, said in its rung row: a compute capability from which it runs,
+// or, for the arch-specific target sm_90a (wgmma, setmaxnreg, TMA multicast...), that capability and
+// no other. A kernel that uses an instruction older GPUs lack compiles for them to a trap that
+// nothing reaches: dispatch asks gpu_meets() first and goes to the next rung.
+struct GpuNeeds {
+  uint8_t major = 0, minor = 0;
+  bool exact = false;        // sm_90a: runs on compute capability 9.0 alone
+  const char* what = "";     // the instructions that need it, for the refusal
+  constexpr bool any_gpu() const { return major == 0; }
+  // More than every GPU tensorscope runs on has (compute capability 7.5): worth a check per call.
+  constexpr bool above_oldest() const { return exact || major > 7 || (major == 7 && minor > 5); }
+};
+//  no_gpu  a CPU rung, a view or a composite: runs wherever its device runs
+//  sm75    plain CUDA C++: every GPU tensorscope runs on (Turing, compute capability 7.5, and newer)
+//  sm80    Ampere's tensor-core instructions: mma.sync with bf16, ldmatrix, cp.async
+//  sm90a   Hopper's own: wgmma, TMA, setmaxnreg, mbarrier transactions (built for sm_90a)
+inline constexpr GpuNeeds no_gpu{};
+inline constexpr GpuNeeds sm75{7, 5, false, "plain CUDA C++"};
+inline constexpr GpuNeeds sm80{8, 0, false, "mma.sync with bf16, ldmatrix and cp.async"};
+inline constexpr GpuNeeds sm90a{9, 0, true, "wgmma, TMA and setmaxnreg (the sm_90a target)"};
+
+// Whether the GPU of `device` has what `needs` asks for, as the rungs see it (cuda::target: the
+// capability TS_DEVICE_CAPABILITY chooses for, and the code this build runs there); false with
+// the reason otherwise. Always true off CUDA and for rungs that need no more than every GPU has
+// (check_device_available refuses a GPU older than 7.5 before any op runs on it).
+bool gpu_meets(const GpuNeeds& needs, Device device, std::string* why);
+// "-" (no_gpu), "7.5", "8.0", "9.0a": the column ts_ladder --list and ts_bench --list print.
+std::string gpu_needs_name(const GpuNeeds& needs);
+
 // One rung of an op's ladder: one kernel, one library call, or one composite.
 struct Variant {
   const char* name;  // "add/cuda/vec16": op/device/variant
   const OpDef* op;
   VariantDevice device;  // any: launches nothing itself (a view, a composite of other ops)
   int rung;              // ladder order: 0 = the reference oracle
+  GpuNeeds needs;        // what a CUDA rung needs of the GPU (no_gpu for the others)
   const char* summary;   // one line: what this rung does, what changed from the one below
   // nullptr when the rung runs every call its op accepts; otherwise false (and,
   // when why is not null, the reason) for the calls it cannot run.
@@ -83,6 +113,9 @@ struct Variant {
   bool runs_on(DeviceType type) const {
     return device == VariantDevice::any || static_cast<int>(device) == static_cast<int>(type);
   }
+  // Whether this rung can run the call: the GPU has what it needs, then supports(). The one
+  // question dispatch, the ladder runner and the tests ask (inline below: dispatch asks it per call).
+  bool accepts(const OpCall& call, std::string* why) const;
 };
 
 // One call of an op, from its front end through dispatch() to a kernel.
@@ -128,6 +161,11 @@ struct OpCall final : profiler::RecordedOp {
   [[noreturn]] void wrong_attrs() const;
   const void* attrs_;
 };
+
+inline bool Variant::accepts(const OpCall& call, std::string* why) const {
+  if (needs.above_oldest() && !gpu_meets(needs, call.device, why)) return false;
+  return supports == nullptr || supports(call, why);
+}
 
 // ---- run_kernel: from the dispatcher's OpCall to a kernel's typed arguments ----------------
 //

@@ -19,6 +19,7 @@
 #include "ops/reduce/reduce.h"
 #include "ops/softmax/softmax.h"
 #include "ops/views/views.h"
+#include "tensor/cuda_device.h"
 
 namespace ts {
 
@@ -65,6 +66,18 @@ const Variant* find_variant(std::string_view name) {
   for (const Variant* v : all_variants())
     if (name == v->name) return v;
   return nullptr;
+}
+
+bool gpu_meets_rung(std::string_view variant, Device device, std::string* why) {
+  const Variant* v = find_variant(variant);
+  if (v == nullptr) {
+    if (why)
+      *why = cuda::built_with_cuda() || variant.find("/cuda/") == std::string_view::npos
+                 ? fmt::format("no rung is named {} (ts_ladder --list prints them)", variant)
+                 : fmt::format("{} is not in this build: {}", variant, cuda::unavailable_reason());
+    return false;
+  }
+  return gpu_meets(v->needs, device, why);
 }
 
 const OpDef* find_op(std::string_view name) {

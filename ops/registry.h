@@ -7,6 +7,7 @@
 #pragma once
 
 #include <span>
+#include <string>
 #include <string_view>
 
 #include "ops/op.h"
@@ -21,6 +22,11 @@ std::span<const Variant* const> all_variants();
 const Variant* find_variant(std::string_view name);
 // The op with this name ("add" or "ts::add"), or nullptr.
 const OpDef* find_op(std::string_view name);
+
+// Whether `device` has what the rung named `variant` needs of a GPU (gpu_meets on its rung row);
+// false, with the reason, when it lacks it or when this build has no such rung (a build without
+// the CUDA toolkit has no CUDA rung). What callers that force a rung by name ask first.
+bool gpu_meets_rung(std::string_view variant, Device device, std::string* why);
 
 // Device part of a variant name: "cpu", "cuda", "any".
 const char* variant_device_name(VariantDevice device);

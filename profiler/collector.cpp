@@ -6,10 +6,13 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include <nvtx3/nvToolsExt.h>
+#if TS_HAVE_CUDA
+#include <nvtx3/nvToolsExt.h>  // header-only, from the CUDA toolkit
+#endif
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <memory>
@@ -28,11 +31,26 @@
 namespace ts::profiler {
 
 namespace {
-// TS_NVTX=1: every op pushes an NVTX range (read once; no CUDA is touched for it).
+// TS_NVTX=1: every op pushes an NVTX range (read once; no CUDA is touched for it). A build without
+// the CUDA toolkit has no NVTX and says so.
 const bool g_nvtx = [] {
   const char* v = std::getenv("TS_NVTX");
-  return v != nullptr && std::string_view(v) == "1";
+  const bool asked = v != nullptr && std::string_view(v) == "1";
+#if TS_HAVE_CUDA
+  return asked;
+#else
+  if (asked) std::fprintf(stderr, "warning: TS_NVTX=1: this build has no CUDA toolkit, hence no NVTX; no ranges\n");
+  return false;
+#endif
 }();
+
+#if TS_HAVE_CUDA
+void nvtx_push(const char* name) { nvtxRangePushA(name); }
+void nvtx_pop() { nvtxRangePop(); }
+#else
+void nvtx_push(const char*) {}
+void nvtx_pop() {}
+#endif
 }  // namespace
 
 namespace detail {
@@ -356,7 +374,7 @@ template <typename Name, typename Details>
 ScopeToken op_begin(const RecordedOp& op) {
   ScopeToken none;
   if (g_nvtx) [[unlikely]] {
-    nvtxRangePushA(op.name());
+    nvtx_push(op.name());
     none = {.session = kNvtxOnly, .nvtx = true};
   }
   ThreadBuffer* b = this_thread_buffer();
@@ -390,7 +408,7 @@ ScopeToken op_begin(const RecordedOp& op) {
 void op_end(const RecordedOp& op, ScopeToken token) {
   const int64_t end = now_ticks();  // first: the bookkeeping below is not charged to the op
   if (token.correlated) [[unlikely]] g_correlation_hooks.load(std::memory_order_acquire)->pop(CorrelationKind::op);
-  if (token.nvtx) [[unlikely]] nvtxRangePop();
+  if (token.nvtx) [[unlikely]] nvtx_pop();
   if (tl_session != token.session) return;  // the session that saw the op begin is over
   ThreadBuffer& b = *tl_buffer;
   std::lock_guard lock(b.mutex);

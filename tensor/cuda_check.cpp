@@ -16,8 +16,8 @@ const char* error_hint(cudaError_t err) {
     case cudaErrorNoKernelImageForDevice:
     case cudaErrorInvalidKernelImage:
       return " Hint: this binary has no code for this GPU's architecture; rebuild with "
-             "-DCMAKE_CUDA_ARCHITECTURES=<the GPU's compute capability, e.g. 90 for H100/H200> "
-             "(make ... TS_CUDA_ARCHS=90).";
+             "-DCMAKE_CUDA_ARCHITECTURES=<the GPU's compute capability without the dot: 75 for a T4, 86 for an "
+             "A10G or RTX 3090, 89 for an L4, 90 for an H100> (make ... TS_CUDA_ARCHS=86).";
     case cudaErrorNoDevice:
     case cudaErrorInsufficientDriver:
     case cudaErrorCallRequiresNewerDriver:
@@ -64,6 +64,8 @@ bool launch_blocking() {
   }();
   return blocking;
 }
+
+void clear_launch_error() { detail::launch_error = cudaSuccess; }
 
 void check_launch(const char* variant_name) {
   cudaError_t err = std::exchange(detail::launch_error, cudaSuccess);  // a failed launch (bad config, no kernel image)

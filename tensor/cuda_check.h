@@ -8,10 +8,14 @@
 // hit (no driver, a binary built for another GPU architecture, out of memory).
 // Kernels launch through ts::launch (ops/cuda_common.cuh), which keeps the
 // launch's own error with note_launch(); the dispatcher then calls
-// cuda::check_launch(variant name) after every CUDA variant to report it.
+// cuda::check_launch(variant name) (tensor/cuda_device.h) after every CUDA
+// variant to report it. This header is the CUDA backend's own: only code that
+// calls the CUDA runtime includes it (a CPU-only build has none).
 #pragma once
 
 #include <cuda_runtime_api.h>
+
+#include "tensor/cuda_device.h"
 
 namespace ts::cuda {
 
@@ -32,20 +36,16 @@ inline thread_local cudaError_t launch_error = cudaSuccess;  // the first failed
 inline void note_launch(cudaError_t err) {
   if (err != cudaSuccess && detail::launch_error == cudaSuccess) [[unlikely]] detail::launch_error = err;
 }
-// Forgets a kept error: dispatch() calls it when a CUDA variant throws, so that
-// the next op's check does not report a launch of the op that threw.
-inline void clear_launch_error() { detail::launch_error = cudaSuccess; }
-
-// After a variant's kernels were launched: throws ts::Error "<variant>: launch
-// failed: ..." when a launch failed. It reads what note_launch() kept rather
-// than calling cudaGetLastError, a runtime call that costs ~0.2 us per op once
-// CUPTI has been initialised. With TS_LAUNCH_BLOCKING=1 it also waits for the
-// device, so an asynchronous fault (an illegal address) names the op that
-// caused it instead of a later one.
-void check_launch(const char* variant_name);
+// check_launch(variant name) and clear_launch_error() (tensor/cuda_device.h) read and forget it.
+// check_launch reads what note_launch() kept rather than calling cudaGetLastError, a runtime call
+// that costs ~0.2 us per op once CUPTI has been initialised.
 
 // True when TS_LAUNCH_BLOCKING=1 (read once).
 bool launch_blocking();
+
+// The stream every op launches on: the legacy default stream (stream 0), as in
+// PyTorch without explicit streams. Copies and kernels on it run in issue order.
+inline cudaStream_t current_stream() { return nullptr; }
 
 }  // namespace ts::cuda
 

@@ -7,7 +7,6 @@
 #include <algorithm>
 #include <vector>
 
-#include "tensor/cuda_check.h"
 #include "tensor/cuda_device.h"
 
 namespace ts {
@@ -81,8 +80,7 @@ const char* detail::host_data(const Tensor& x, std::vector<char>& host) {
     (reach < 0 ? lowest : highest) += reach;
   }
   host.resize(static_cast<size_t>((highest - lowest + 1) * esize));
-  cuda::set_device(x.device().index);
-  TS_CUDA_CHECK(cudaMemcpy(host.data(), base + lowest * esize, host.size(), cudaMemcpyDeviceToHost));
+  cuda::copy_to_host(host.data(), base + lowest * esize, host.size(), x.device().index);
   return host.data() - lowest * esize;
 }
 

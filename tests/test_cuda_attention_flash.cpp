@@ -1,7 +1,8 @@
 // tests/test_cuda_attention_flash.cpp: the flash rungs of scaled_dot_product_attention (flash_v1,
 // flash_v2, flash_v3 and the steps on the way to it) called through their typed launchers, against
-// a float64 reference written here. flash_v3 runs on a compute capability 9.0 GPU only: elsewhere
-// its cases say so and check the others.
+// a float64 reference written here. Each rung runs where the GPU has what its rung row needs
+// (flash_v2: compute capability 8.0; flash_v3: 9.0 alone, and a build with sm_90a code; as
+// TS_DEVICE_CAPABILITY chooses too): elsewhere its cases say so and check the others.
 //
 // Every case makes q, k, v on the CPU (standard normal values rounded to bf16/f16) and copies them
 // over, so the reference sees exactly what the kernel saw. The output is poisoned (every byte 0xFF,
@@ -11,10 +12,13 @@
 // NaN-aware, worst element named.
 //
 // supports() refusals are checked on the CPU (they need no GPU). Without a GPU the other cases
-// pass with a message saying why they did nothing. TS_GPU_TEST_QUICK=1 (the sanitizer runs) keeps
-// the small shapes only.
+// pass with a message saying why they did nothing. TS_GPU_TEST_QUICK=1 keeps the small shapes
+// only; TS_GPU_TEST_QUICK=once (the sanitizer runs) two of them, one per block shape of flash_v3.
 #include <doctest/doctest.h>
 
+#include "tensor/cuda_device.h"
+
+#if TS_HAVE_CUDA
 #include <cuda_runtime_api.h>
 
 #include <cmath>
@@ -24,16 +28,17 @@
 #include <fstream>
 #include <limits>
 #include <random>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include "ops/attention/attention_flash.h"
-#include "ops/hopper_tensor_map.h"
+#include "ops/registry.h"
 #include "tensor/cuda_allocator.h"
 #include "tensor/cuda_check.h"
-#include "tensor/cuda_device.h"
 #include "tests/support/compare.h"
+#include "tests/support/gpu_sweep.h"
 
 using ts::DType;
 using ts::Dims;
@@ -49,19 +54,23 @@ struct Rung {
   const char* name;
   Launcher run;
   Supports supports;
+  const char* variant;  // the registry's row: what the GPU needs for it
 };
-const Rung kRungs[] = {{"flash_v1", ts::sdpa_cuda_flash_v1, ts::sdpa_cuda_flash_v1_supports},
-                       {"flash_v2", ts::sdpa_cuda_flash_v2, ts::sdpa_cuda_flash_v2_supports},
-                       {"flash_v3", ts::sdpa_cuda_flash_v3, ts::sdpa_cuda_flash_v3_supports}};
+constexpr const char* kV1 = "scaled_dot_product_attention/cuda/flash_v1";
+constexpr const char* kV2 = "scaled_dot_product_attention/cuda/flash_v2";
+constexpr const char* kV3 = "scaled_dot_product_attention/cuda/flash_v3";
+const Rung kRungs[] = {{"flash_v1", ts::sdpa_cuda_flash_v1, ts::sdpa_cuda_flash_v1_supports, kV1},
+                       {"flash_v2", ts::sdpa_cuda_flash_v2, ts::sdpa_cuda_flash_v2_supports, kV2},
+                       {"flash_v3", ts::sdpa_cuda_flash_v3, ts::sdpa_cuda_flash_v3_supports, kV3}};
 // flash_v3's kernel without its last techniques (ts::FlashV3Step; the last step is flash_v3).
 template <ts::FlashV3Step kStep>
 void run_step(const Tensor& q, const Tensor& k, const Tensor& v, const SdpaAttrs& attrs, Tensor& out) {
   ts::sdpa_cuda_flash_v3_step(q, k, v, attrs, out, kStep);
 }
-const Rung kV3Steps[] = {{"flash_v3 step wgmma", run_step<ts::FlashV3Step::wgmma>, ts::sdpa_cuda_flash_v3_supports},
-                         {"flash_v3 step ring", run_step<ts::FlashV3Step::ring>, ts::sdpa_cuda_flash_v3_supports},
-                         {"flash_v3 step overlap", run_step<ts::FlashV3Step::overlap>,
-                          ts::sdpa_cuda_flash_v3_supports}};
+const Rung kV3Steps[] = {
+    {"flash_v3 step wgmma", run_step<ts::FlashV3Step::wgmma>, ts::sdpa_cuda_flash_v3_supports, kV3},
+    {"flash_v3 step ring", run_step<ts::FlashV3Step::ring>, ts::sdpa_cuda_flash_v3_supports, kV3},
+    {"flash_v3 step overlap", run_step<ts::FlashV3Step::overlap>, ts::sdpa_cuda_flash_v3_supports, kV3}};
 constexpr DType kHalfTypes[] = {DType::bf16, DType::f16};
 
 bool no_gpu() {
@@ -70,10 +79,9 @@ bool no_gpu() {
   return true;
 }
 
-bool quick() {
-  const char* env = std::getenv("TS_GPU_TEST_QUICK");
-  return env != nullptr && std::strcmp(env, "1") == 0;
-}
+using ts::testing::gpu_quick;
+using ts::testing::gpu_sweep;
+using ts::testing::Sweep;
 
 // A new seed per test run (printed on failure), or TS_TEST_SEED to repeat one.
 uint64_t fresh_seed() {
@@ -197,25 +205,26 @@ void check_rungs(const Inputs& in, DType dtype, const Shape& sh, int64_t D, cons
   }
 }
 
-// flash_v3 needs sm_90a: said once per run where the GPU lacks it.
-bool v3_runs_here() {
-  static const bool runs = [] {
-    std::string why;
-    const bool ok = ts::hopper::is_hopper(0, &why);  // the tests make their tensors on cuda:0
-    if (!ok) MESSAGE("flash_v3 not checked: ", why);
-    return ok;
-  }();
-  return runs;
+// Whether cuda:0 (where the tests make their tensors) has what the rung's row needs; the first time
+// it has not, the reason is said once.
+bool runs_here(const Rung& rung) {
+  const ts::Variant* v = ts::find_variant(rung.variant);
+  REQUIRE_MESSAGE(v != nullptr, rung.variant, " is not registered");
+  std::string why;
+  if (ts::gpu_meets(v->needs, ts::kCUDA, &why)) return true;
+  static std::set<std::string> said;
+  if (said.insert(rung.variant).second) MESSAGE(rung.variant, " not checked on this GPU: ", why);
+  return false;
 }
 
 // The rungs this GPU runs; with_steps adds flash_v3's earlier steps.
 std::vector<const Rung*> all_rungs(bool with_steps = false) {
-  std::vector<const Rung*> rungs = {&kRungs[0], &kRungs[1]};
-  if (v3_runs_here()) {
-    rungs.push_back(&kRungs[2]);
-    if (with_steps)
-      for (const Rung& step : kV3Steps) rungs.push_back(&step);
-  }
+  std::vector<const Rung*> rungs;
+  for (const Rung& rung : kRungs)
+    if (runs_here(rung)) rungs.push_back(&rung);
+  if (with_steps)
+    for (const Rung& step : kV3Steps)
+      if (runs_here(step)) rungs.push_back(&step);
   return rungs;
 }
 
@@ -290,7 +299,8 @@ TEST_CASE("cuda: flash attention v1, v2, v3 (and v3's steps) against float64: sh
   // 176-key tiles.
   std::vector<Shape> shapes = {{1, 1, 1, 1},   {1, 2, 7, 7},    {2, 1, 65, 65},    {1, 3, 7, 300},
                                {2, 2, 130, 64}, {1, 1, 1, 129}, {1, 2, 129, 127}, {1, 2, 383, 383}};
-  if (!quick()) {
+  if (gpu_sweep() == Sweep::once) shapes = {{2, 1, 65, 65}, {1, 2, 383, 383}};  // every kernel once
+  if (!gpu_quick()) {
     shapes.push_back({1, 2, 1000, 1000});
     shapes.push_back({1, 2, 2000, 1999});
     shapes.push_back({3, 47, 65, 65});  // 141 (batch, head) pairs: more than the 132 SMs of an H200
@@ -321,7 +331,7 @@ TEST_CASE("cuda: flash attention: explicit and negative scales, v1's other head 
     for (bool causal : {false, true}) {
       const Shape sh{1, 2, 37, 45};
       const Inputs in = make_inputs(sh, D, DType::bf16, ++seed);
-      check_rungs(in, DType::bf16, sh, D, SdpaAttrs{causal, 0}, seed, {&kRungs[0]});
+      check_rungs(in, DType::bf16, sh, D, SdpaAttrs{causal, 0}, seed, {&kRungs[0]});  // v1 runs on every GPU
     }
 }
 
@@ -428,6 +438,15 @@ TEST_CASE("cuda: flash attention: no keys (L = 0) gives 0; bad outputs and head 
     Tensor strided = ts::empty({1, 2, 64, 9}, {DType::bf16, ts::kCUDA}).transpose(2, 3);
     CHECK_THROWS_AS(rung.run(ok.q, ok.k, ok.v, {}, strided), ts::Error);
   }
+  // A GPU without what a rung needs gets its reason, as a ts::Error, from the launcher too.
+  for (const Rung& rung : kRungs) {
+    const ts::Variant* v = ts::find_variant(rung.variant);
+    std::string why;
+    if (ts::gpu_meets(v->needs, ts::kCUDA, &why)) continue;
+    const Inputs ok = make_inputs({1, 2, 9, 5}, 64, DType::bf16, 10);
+    Tensor o = ts::empty_like(ok.q);
+    CHECK_THROWS_WITH_AS(rung.run(ok.q, ok.k, ok.v, {}, o), doctest::Contains("needs compute capability"), ts::Error);
+  }
   const Inputs d96 = make_inputs({1, 2, 9, 5}, 96, DType::bf16, 9);
   Tensor out = ts::empty({1, 2, 9, 96}, {DType::bf16, ts::kCUDA});
   CHECK_THROWS_WITH_AS(ts::sdpa_cuda_flash_v2(d96.q, d96.k, d96.v, {}, out), doctest::Contains("head dim 96"),
@@ -435,3 +454,9 @@ TEST_CASE("cuda: flash attention: no keys (L = 0) gives 0; bad outputs and head 
   CHECK_THROWS_WITH_AS(ts::sdpa_cuda_flash_v3(d96.q, d96.k, d96.v, {}, out), doctest::Contains("head dim 96"),
                        ts::Error);
 }
+
+#else  // a build without the CUDA toolkit has no flash rungs to call
+TEST_CASE("cuda: flash attention v1, v2, v3 (and v3's steps)") {
+  MESSAGE("skipped: no usable CUDA device: ", ts::cuda::unavailable_reason());
+}
+#endif

@@ -9,8 +9,10 @@
 // exactly the values the kernel saw. A test case that finds a cuda variant
 // with no checker fails: new variants cannot slip in untested.
 //
-// Without a GPU every case passes with a message saying why it did nothing.
-// TS_GPU_TEST_QUICK=1 runs every other case of each sweep (the sanitizer runs).
+// Without a GPU every case passes with a message saying why it did nothing. A rung the GPU lacks
+// what it needs for (its rung row: mma.sync needs 8.0, wgmma 9.0 alone) is said and not run.
+// TS_GPU_TEST_QUICK (tests/support/gpu_sweep.h): 1 runs every other case of each sweep, once each
+// rung until it ran one case of each dtype (the sanitizer runs).
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -25,7 +27,9 @@
 
 #include "tensor/cuda_check.h"
 #include "tensor/cuda_device.h"
+#include "ops/registry.h"
 #include "tests/support/compare.h"
+#include "tests/support/gpu_sweep.h"
 #include "tests/support/reference.h"
 
 using ts::Device;
@@ -46,16 +50,7 @@ bool no_gpu() {
   return true;
 }
 
-bool quick() {
-  static const bool q = [] {
-    const char* env = std::getenv("TS_GPU_TEST_QUICK");
-    return env != nullptr && std::strcmp(env, "1") == 0;
-  }();
-  return q;
-}
-
-// Case i of a sweep runs unless quick mode thins the sweep to every other case.
-bool runs(size_t i) { return !quick() || i % 2 == 0; }
+bool quick() { return gpu_quick(); }
 
 // The cuda variants of the registry for these ops; registers that the caller checks them.
 std::set<std::string>& checked() {
@@ -76,11 +71,40 @@ std::vector<const Variant*> cuda_variants(std::initializer_list<const ts::OpDef*
 
 // Prefers a variant for the scope (calls it cannot run go to the next rung:
 // a case list spans layouts a faster rung refuses) and checks, at the end,
-// that the variant itself ran at least one case.
+// that the variant itself ran at least one case. A variant whose GPU lacks what
+// its rung row needs runs none, and is expected to: said once, with the reason.
 struct PreferVariant {
   ts::VariantOverride use;
-  explicit PreferVariant(const Variant& v) : use(v.name, ts::VariantOverride::Mode::prefer) {}
-  ~PreferVariant() { CHECK_MESSAGE(use.calls() > 0, use.variant().name, " ran none of the cases"); }
+  std::string lacks;  // why this GPU cannot run the variant ("" when it can)
+  explicit PreferVariant(const Variant& v) : use(v.name, ts::VariantOverride::Mode::prefer) {
+    if (!ts::gpu_meets(v.needs, kGpu, &lacks)) MESSAGE(v.name, " not run on this GPU: ", lacks);
+  }
+  ~PreferVariant() {
+    if (lacks.empty())
+      CHECK_MESSAGE(use.calls() > 0, use.variant().name, " ran none of the cases");
+    else
+      CHECK_MESSAGE(use.calls() == 0, use.variant().name, " ran although its GPU lacks what it needs");
+  }
+  // Whether case i of the sweep runs (TS_GPU_TEST_QUICK): every case, every other one, or, in once
+  // mode, until this variant has run one case of `dtype` (each dtype is a kernel of its own).
+  bool wants(size_t i, DType dtype) {
+    if (!lacks.empty()) return i == 0;  // one case is enough to see the rung refused
+    switch (gpu_sweep()) {
+      case Sweep::full: return true;
+      case Sweep::half: return i % 2 == 0;
+      case Sweep::once:
+        if (dtype != once_dtype_) {
+          once_dtype_ = dtype;
+          once_from_ = use.calls();
+        }
+        return use.calls() == once_from_;
+    }
+    return true;
+  }
+
+ private:
+  DType once_dtype_ = DType::b8;  // no sweep here is of bools
+  int64_t once_from_ = -1;
 };
 
 // The same values and the same memory layout on the CPU and on the GPU.
@@ -170,11 +194,11 @@ TEST_CASE("cuda: every variant: elementwise binary ops over shapes, layouts and 
                                       // bias-style rows (lengths a multiple of 8): the packed rows kernel
                                       {{24, 64}, {64}},   {{3, 40}, {2, 3, 40}}, {{5, 16}, {1, 16}}};
   for (const Variant* v : cuda_variants({&ts::ops::add, &ts::ops::sub, &ts::ops::mul, &ts::ops::div})) {
-    const PreferVariant use(*v);
+    PreferVariant use(*v);
     for (DType dtype : kFloatDTypes) {
       uint64_t seed = 100;
       for (size_t i = 0; i < shapes.size(); ++i) {
-        if (!runs(i)) continue;
+        if (!use.wants(i, dtype)) continue;
         for (Layout la : kLayouts) {
           const Layout lb = la == Layout::transposed ? Layout::stepped : Layout::contiguous;
           ++seed;
@@ -227,11 +251,11 @@ TEST_CASE("cuda: every variant: elementwise unary ops over shapes and layouts") 
   const std::vector<Dims> shapes = {{1}, {7}, {257}, {33, 65}, {3, 5, 17}, {9003}, {}};
   for (const Variant* v :
        cuda_variants({&ts::ops::neg, &ts::ops::exp, &ts::ops::tanh, &ts::ops::gelu, &ts::ops::relu})) {
-    const PreferVariant use(*v);
+    PreferVariant use(*v);
     for (DType dtype : kFloatDTypes) {
       uint64_t seed = 200;
       for (size_t i = 0; i < shapes.size(); ++i) {
-        if (!runs(i)) continue;
+        if (!use.wants(i, dtype)) continue;
         for (Layout layout : kLayouts) {
           ++seed;
           INFO(describe(*v, dtype, shapes[i]), " layout ", str(layout));
@@ -276,12 +300,12 @@ TEST_CASE("cuda: every variant: softmax and _safe_softmax, warp and block rows, 
                                    {{3, 1025}, -1}, {{2, 3, 31}, 1},    {{4, 32}, -1},    {{2, 1024}, -1},
                                    {{2, 3, 31}, 0}, {{1100, 3}, 0}};
   for (const Variant* v : cuda_variants({&ts::ops::softmax, &ts::ops::_safe_softmax})) {
-    const PreferVariant use(*v);
+    PreferVariant use(*v);
     const bool safe = v->op == &ts::ops::_safe_softmax;
     for (DType dtype : kFloatDTypes) {
       uint64_t seed = 300;
       for (size_t i = 0; i < cases.size(); ++i) {
-        if (!runs(i)) continue;
+        if (!use.wants(i, dtype)) continue;
         for (Layout layout : {Layout::contiguous, Layout::transposed, Layout::stepped}) {
           ++seed;
           INFO(describe(*v, dtype, cases[i].shape), " dim ", cases[i].dim, " layout ", str(layout));
@@ -310,11 +334,11 @@ TEST_CASE("cuda: every variant: masked_fill_ in place, where, triu, tril") {
   if (no_gpu()) return;
   const std::vector<Dims> shapes = {{1, 1}, {7, 13}, {33, 31}, {2, 17, 17}, {3, 1, 64}};
   for (const Variant* v : cuda_variants({&ts::ops::masked_fill_, &ts::ops::where, &ts::ops::triu, &ts::ops::tril})) {
-    const PreferVariant use(*v);
+    PreferVariant use(*v);
     for (DType dtype : kFloatDTypes) {
       uint64_t seed = 400;
       for (size_t i = 0; i < shapes.size(); ++i) {
-        if (!runs(i)) continue;
+        if (!use.wants(i, dtype)) continue;
         const Dims& shape = shapes[i];
         const int nd = shape.size();
         for (Layout layout : {Layout::contiguous, Layout::transposed, Layout::stepped}) {
@@ -393,11 +417,11 @@ TEST_CASE("cuda: every variant: sum and max over each dim, keepdim, NaN rows and
   if (no_gpu()) return;
   const std::vector<Dims> shapes = {{7}, {5, 33}, {3, 1025}, {2, 3, 31}, {1, 1}, {64, 5}};
   for (const Variant* v : cuda_variants({&ts::ops::sum, &ts::ops::max})) {
-    const PreferVariant use(*v);
+    PreferVariant use(*v);
     for (DType dtype : kFloatDTypes) {
       uint64_t seed = 500;
       for (size_t i = 0; i < shapes.size(); ++i) {
-        if (!runs(i)) continue;
+        if (!use.wants(i, dtype)) continue;
         for (Layout layout : kLayouts) {
           for (int d = 0; d < shapes[i].size(); ++d) {
             for (bool keepdim : {false, true}) {
@@ -441,7 +465,7 @@ TEST_CASE("cuda: every variant: sum and max over each dim, keepdim, NaN rows and
 TEST_CASE("cuda: every variant: fill_, arange, rand, randn (same seed, same values as the CPU)") {
   if (no_gpu()) return;
   for (const Variant* v : cuda_variants({&ts::ops::fill_, &ts::ops::arange, &ts::ops::rand, &ts::ops::randn})) {
-    const PreferVariant use(*v);
+    PreferVariant use(*v);
     INFO(str(v->name));
     for (DType dtype : {DType::f32, DType::bf16, DType::f16, DType::b8, DType::i64}) {
       INFO(str(dtype));
@@ -481,12 +505,12 @@ TEST_CASE("cuda: every variant: fill_, arange, rand, randn (same seed, same valu
 TEST_CASE("cuda: every variant: copy_ device<->device, host<->device, strided, broadcast, converting") {
   if (no_gpu()) return;
   for (const Variant* v : cuda_variants({&ts::ops::copy_})) {
-    const PreferVariant use(*v);
+    PreferVariant use(*v);
     const std::vector<Dims> shapes = {{1}, {7, 13}, {33, 65}, {3, 5, 17}};
     const DType all[] = {DType::f32, DType::bf16, DType::f16, DType::b8, DType::i64};
     uint64_t seed = 700;
     for (size_t i = 0; i < shapes.size(); ++i) {
-      if (!runs(i)) continue;
+      if (!use.wants(i, DType::f32)) continue;
       for (DType from : kFloatDTypes) {
         for (DType to : all) {
           for (Layout layout : kLayouts) {
@@ -580,11 +604,11 @@ bool supported(const Variant& v, const std::function<Tensor()>& run, Tensor& out
 TEST_CASE("cuda: every variant: mm, bmm and addmm (naive, tiled, cuBLAS) over shapes, t() views, strides") {
   if (no_gpu()) return;
   for (const Variant* v : cuda_variants({&ts::ops::mm, &ts::ops::bmm, &ts::ops::addmm})) {
-    const PreferVariant use(*v);
+    PreferVariant use(*v);
     for (DType dtype : kFloatDTypes) {
       uint64_t seed = 800;
       for (size_t i = 0; i < kMnk.size(); ++i) {
-        if (!runs(i)) continue;
+        if (!use.wants(i, dtype)) continue;
         const auto [M, N, K] = kMnk[i];
         for (const auto& [la, lb] : kOperandLayouts) {
           ++seed;
@@ -641,15 +665,25 @@ TEST_CASE("cuda: tensor-core GEMM rungs (mma.sync, wgmma) on tile edges, both B 
   for (const char* name : {"mm/cuda/mma", "mm/cuda/wgmma", "bmm/cuda/mma", "bmm/cuda/wgmma", "addmm/cuda/mma",
                            "addmm/cuda/wgmma"}) {
     ts::VariantOverride use(name);  // forced: a call the rung refuses is an error, not a fallback
-    const ts::cuda::DeviceProperties props = ts::cuda::device_properties(0);
-    if (std::string(name).find("wgmma") != std::string::npos && !(props.major == 9 && props.minor == 0)) {
-      MESSAGE(name, " not run: wgmma needs compute capability 9.0, this GPU is ", props.major, ".", props.minor);
+    if (std::string why; !ts::gpu_meets_rung(name, kGpu, &why)) {
+      MESSAGE(name, " not run on this GPU: ", why);
+      // Forced by name where the GPU lacks what it needs: the reason, as a ts::Error, no launch.
+      const Pair a = make_both({16, 16}, DType::bf16, 5990);
+      const std::string n(name);
+      if (n.rfind("bmm", 0) == 0) {
+        const Pair a3 = make_both({2, 16, 16}, DType::bf16, 5991);
+        CHECK_THROWS_WITH_AS(ts::bmm(a3.gpu, a3.gpu), doctest::Contains("needs compute capability"), ts::Error);
+      } else if (n.rfind("addmm", 0) == 0) {
+        CHECK_THROWS_WITH_AS(ts::addmm(a.gpu, a.gpu, a.gpu), doctest::Contains("needs compute capability"), ts::Error);
+      } else {
+        CHECK_THROWS_WITH_AS(ts::mm(a.gpu, a.gpu), doctest::Contains("needs compute capability"), ts::Error);
+      }
       continue;
     }
     for (DType dtype : {DType::bf16, DType::f16}) {
       uint64_t seed = 5000;
       for (size_t i = 0; i < cases.size(); ++i) {
-        if (!runs(i)) continue;
+        if (!sweep_runs(i)) continue;
         const auto [M, N, K] = cases[i];
         for (bool t_view : {false, true}) {
           seed += 3;
@@ -702,11 +736,11 @@ TEST_CASE("cuda: every variant: linear_geglu (the GeGLU in a GEMM's epilogue) ag
   };
   const std::vector<Case> cases = {{{1, 64}, 8}, {{129, 72}, 127}, {{2, 65, 136}, 129}, {{300, 768}, 384}, {{128, 16}, 256}};
   for (const Variant* v : cuda_variants({&ts::ops::linear_geglu})) {
-    const PreferVariant use(*v);
+    PreferVariant use(*v);
     for (DType dtype : {DType::bf16, DType::f16}) {
       uint64_t seed = 6000;
       for (size_t i = 0; i < cases.size(); ++i) {
-        if (!runs(i)) continue;
+        if (!use.wants(i, dtype)) continue;
         const auto& [xs, H] = cases[i];
         seed += 2;
         INFO(describe(*v, dtype, xs), " hidden ", H);
@@ -778,11 +812,11 @@ TEST_CASE("cuda: every variant: scaled_dot_product_attention's fused rungs again
   const std::vector<Case> cases = {{1, 1, 1, 1, 64, true},   {2, 3, 7, 7, 64, true},    {1, 2, 65, 65, 128, false},
                                    {2, 1, 33, 70, 64, false}, {1, 2, 129, 129, 64, true}, {1, 1, 17, 17, 40, true}};
   for (const Variant* v : cuda_variants({&ts::ops::scaled_dot_product_attention})) {
-    const PreferVariant use(*v);
+    PreferVariant use(*v);
     for (DType dtype : {DType::bf16, DType::f16}) {
       uint64_t seed = 1700;
       for (size_t i = 0; i < cases.size(); ++i) {
-        if (!runs(i)) continue;
+        if (!use.wants(i, dtype)) continue;
         const Case& c = cases[i];
         seed += 3;
         INFO(describe(*v, dtype, {c.B, c.H, c.S, c.D}), " L ", c.L, c.causal ? " causal" : " full");
@@ -809,11 +843,11 @@ TEST_CASE("cuda: every variant: geglu over shapes, layouts and the halves of a m
     return 0.5 * e * (1 + std::tanh(c * (e + 0.044715 * e * e * e)));
   };
   for (const Variant* v : cuda_variants({&ts::ops::geglu})) {
-    const PreferVariant use(*v);
+    PreferVariant use(*v);
     for (DType dtype : kFloatDTypes) {
       uint64_t seed = 1500;
       for (size_t i = 0; i < shapes.size(); ++i) {
-        if (!runs(i)) continue;
+        if (!use.wants(i, dtype)) continue;
         for (Layout layout : kLayouts) {
           ++seed;
           INFO(describe(*v, dtype, shapes[i]), " layout ", str(layout));

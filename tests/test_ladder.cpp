@@ -140,7 +140,7 @@ TEST_CASE("ladder: --list prints every registered variant exactly once") {
   std::map<std::string, int> seen;
   size_t rows = 0;
   for (const std::string& line : lines_of(r.output)) {
-    // Rung rows: "  <rung>  <name>  <device>  <summary>".
+    // Rung rows: "  <rung>  <name>  <device>  <needs>  <summary>".
     const std::vector<std::string> w = words_of(line);
     if (line.rfind("  ", 0) != 0 || w.size() < 4 || w[0].find_first_not_of("0123456789") != std::string::npos)
       continue;
@@ -150,6 +150,8 @@ TEST_CASE("ladder: --list prints every registered variant exactly once") {
     REQUIRE_MESSAGE(v != nullptr, "not a registered variant: ", line);
     CHECK(w[0] == std::to_string(v->rung));
     CHECK(w[2] == ts::variant_device_name(v->device));
+    CHECK(w[3] == ts::gpu_needs_name(v->needs));
+    CHECK((w[3] == "-") == (v->device != ts::VariantDevice::cuda));  // every CUDA rung says what it needs
   }
   CHECK(rows == ts::all_variants().size());
   for (const ts::Variant* v : ts::all_variants()) CHECK_MESSAGE(seen[v->name] == 1, v->name);

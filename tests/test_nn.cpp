@@ -111,6 +111,8 @@ TEST_CASE("nn.GeGLUMLP: paths by name and their kernel counts") {
   CHECK(ts::nn::GeGLUMLP::kernels_per_forward(ts::nn::MlpPath::merged) == 3);
   CHECK(ts::nn::parse_mlp_path("epilogue") == ts::nn::MlpPath::epilogue);
   CHECK(ts::nn::GeGLUMLP::kernels_per_forward(ts::nn::MlpPath::epilogue) == 2);
+  // Where linear_geglu's one-GEMM rung cannot run, its composite does: linear, then geglu.
+  CHECK(ts::nn::GeGLUMLP::kernels_per_forward(ts::nn::MlpPath::epilogue, /*one_gemm=*/false) == 3);
 }
 
 TEST_CASE("ops.linear_geglu: the composite (linear, then geglu on the halves) and its checks") {

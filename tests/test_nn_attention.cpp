@@ -30,9 +30,8 @@
 #include <vector>
 
 #include "nn/attention.h"
-#include "ops/attention/attention_flash.h"
 #include "ops/dispatch.h"
-#include "ops/hopper_tensor_map.h"
+#include "ops/registry.h"
 #include "ops/ops.h"
 #include "profiler/profiler.h"
 #include "tensor/cuda_device.h"
@@ -156,16 +155,26 @@ void check_path(AttentionPath path, DType dtype, const Case& c, uint64_t seed, t
 constexpr AttentionPath kUnfused[] = {AttentionPath::naive, AttentionPath::inplace, AttentionPath::math};
 constexpr DType kDTypes[] = {DType::bf16, DType::f16, DType::f32};
 
-// Every path a GPU case runs: flash_v3 only on a compute capability 9.0 GPU (sm_90a); on another
-// the case says that it skipped flash_v3, and why.
-std::vector<AttentionPath> gpu_paths() {
-  std::vector<AttentionPath> paths = {AttentionPath::naive, AttentionPath::inplace, AttentionPath::math,
-                                      AttentionPath::flash_v1, AttentionPath::flash_v2};
+// Why cuda:0 (where the cases make their tensors) lacks what a fused path's rung needs (its rung
+// row: flash_v2 8.0, flash_v3 9.0 alone), or "" when it has it.
+std::string gpu_refusal(AttentionPath path) {
+  const char* name = ts::nn::attention_variant_name(path);
+  if (name == nullptr) return {};
   std::string why;
-  if (ts::hopper::is_hopper(0, &why))  // the cases make their tensors on cuda:0
-    paths.push_back(AttentionPath::flash_v3);
-  else
-    MESSAGE("flash_v3 skipped: ", why);
+  return ts::gpu_meets_rung(name, ts::kCUDA, &why) ? std::string() : why;
+}
+
+// Every path a GPU case runs: a fused path only where the GPU has what its rung needs; a path
+// left out is said, with why.
+std::vector<AttentionPath> gpu_paths() {
+  std::vector<AttentionPath> paths;
+  for (AttentionPath path : {AttentionPath::naive, AttentionPath::inplace, AttentionPath::math,
+                             AttentionPath::flash_v1, AttentionPath::flash_v2, AttentionPath::flash_v3}) {
+    if (const std::string why = gpu_refusal(path); !why.empty())
+      MESSAGE(ts::nn::attention_path_name(path), " skipped: ", why);
+    else
+      paths.push_back(path);
+  }
   return paths;
 }
 
@@ -231,25 +240,36 @@ TEST_CASE("nn attention: paths by name, and the fused paths refuse a cpu call wi
   CHECK(std::string(ts::nn::attention_variant_name(AttentionPath::flash_v3)) ==
         "scaled_dot_product_attention/cuda/flash_v3");
   CHECK(ts::nn::is_fused(AttentionPath::flash_v3));
-  CHECK(ts::find_variant(ts::nn::attention_variant_name(AttentionPath::flash_v3)) != nullptr);  // registered
   CHECK_THROWS_WITH_AS(ts::nn::parse_attention_path("flash"), doctest::Contains("expected naive, inplace, math"),
                        ts::Error);
   const Qkv x = make_qkv({1, 2, 9, 9, 64, true}, DType::bf16, 1);
-  for (AttentionPath path : {AttentionPath::flash_v1, AttentionPath::flash_v2, AttentionPath::flash_v3}) {
-    INFO(ts::nn::attention_path_name(path));
-    CHECK(ts::nn::attention_path_refusal(path, x.q, x.k, x.v, true).find("runs on cuda, q is on cpu") !=
-          std::string::npos);
-    const ts::nn::CausalSelfAttention attn(path, 9, ts::kCPU);
-    CHECK_THROWS_WITH_AS(attn.forward(x.q, x.k, x.v), doctest::Contains("runs on cuda, q is on cpu"), ts::Error);
-  }
   CHECK(ts::nn::attention_path_refusal(AttentionPath::math, x.q, x.k, x.v, true).empty());
-  // flash_v3's own reasons, before the device's: a head dim it lacks, f32.
-  const Qkv d96 = make_qkv({1, 2, 9, 9, 96, true}, DType::bf16, 1);
-  CHECK(ts::nn::attention_path_refusal(AttentionPath::flash_v3, d96.q, d96.k, d96.v, true).find("head dim 96") !=
-        std::string::npos);
-  const Qkv f32 = make_qkv({1, 2, 9, 9, 64, true}, DType::f32, 1);
-  CHECK(ts::nn::attention_path_refusal(AttentionPath::flash_v3, f32.q, f32.k, f32.v, true).find("dtype f32") !=
-        std::string::npos);
+  if (!ts::cuda::built_with_cuda()) {
+    // No CUDA rung in this build: each fused path says so, and the layer throws it.
+    for (AttentionPath path : {AttentionPath::flash_v1, AttentionPath::flash_v2, AttentionPath::flash_v3}) {
+      INFO(ts::nn::attention_path_name(path));
+      CHECK(ts::find_variant(ts::nn::attention_variant_name(path)) == nullptr);
+      CHECK(ts::nn::attention_path_refusal(path, x.q, x.k, x.v, true).find("is not in this build") != std::string::npos);
+      const ts::nn::CausalSelfAttention attn(path, 9, ts::kCPU);
+      CHECK_THROWS_WITH_AS(attn.forward(x.q, x.k, x.v), doctest::Contains("no CUDA backend"), ts::Error);
+    }
+  } else {
+    CHECK(ts::find_variant(ts::nn::attention_variant_name(AttentionPath::flash_v3)) != nullptr);  // registered
+    for (AttentionPath path : {AttentionPath::flash_v1, AttentionPath::flash_v2, AttentionPath::flash_v3}) {
+      INFO(ts::nn::attention_path_name(path));
+      CHECK(ts::nn::attention_path_refusal(path, x.q, x.k, x.v, true).find("runs on cuda, q is on cpu") !=
+            std::string::npos);
+      const ts::nn::CausalSelfAttention attn(path, 9, ts::kCPU);
+      CHECK_THROWS_WITH_AS(attn.forward(x.q, x.k, x.v), doctest::Contains("runs on cuda, q is on cpu"), ts::Error);
+    }
+    // flash_v3's own reasons, before the device's: a head dim it lacks, f32.
+    const Qkv d96 = make_qkv({1, 2, 9, 9, 96, true}, DType::bf16, 1);
+    CHECK(ts::nn::attention_path_refusal(AttentionPath::flash_v3, d96.q, d96.k, d96.v, true).find("head dim 96") !=
+          std::string::npos);
+    const Qkv f32 = make_qkv({1, 2, 9, 9, 64, true}, DType::f32, 1);
+    CHECK(ts::nn::attention_path_refusal(AttentionPath::flash_v3, f32.q, f32.k, f32.v, true).find("dtype f32") !=
+          std::string::npos);
+  }
   // A sequence longer than the mask was built for is the caller's mistake, said clearly.
   const ts::nn::CausalSelfAttention small(AttentionPath::naive, 4, ts::kCPU);
   CHECK_THROWS_WITH_AS(small.forward(x.q, x.k, x.v), doctest::Contains("exceed max_seq=4"), ts::Error);
@@ -409,23 +429,25 @@ TEST_CASE("cuda: nn attention: NaN propagation and the math rung's fully masked 
   }
 }
 
-TEST_CASE("cuda: nn attention: flash_v3 on a GPU that is not compute capability 9.0 refuses, with the reason") {
+TEST_CASE("cuda: nn attention: a fused path on a GPU without what its rung needs refuses, with the reason") {
   if (no_gpu()) return;
-  std::string why;
-  if (ts::hopper::is_hopper(0, &why)) {
-    MESSAGE("this GPU is compute capability 9.0: flash_v3 runs here (the cases above check it)");
-    return;
-  }
-  MESSAGE("flash_v3 refused: ", why);
   const Qkv cpu = make_qkv({1, 2, 9, 9, 64, true}, DType::bf16, 1);
   const Qkv x{cpu.q.to(ts::kCUDA), cpu.k.to(ts::kCUDA), cpu.v.to(ts::kCUDA)};
-  // The rung's reason names the instructions and this GPU's compute capability; the layer throws
-  // it rather than run another rung.
-  const std::string refusal = ts::nn::attention_path_refusal(AttentionPath::flash_v3, x.q, x.k, x.v, true);
-  CHECK(refusal.find(why) != std::string::npos);
-  const ts::nn::CausalSelfAttention attn(AttentionPath::flash_v3, 9, ts::kCUDA);
-  CHECK_THROWS_WITH_AS(attn.forward(x.q, x.k, x.v), doctest::Contains("compute capability 9.0"), ts::Error);
-  // The automatic choice passes over flash_v3 on this GPU and still answers.
+  int refused = 0;
+  for (AttentionPath path : {AttentionPath::flash_v2, AttentionPath::flash_v3}) {
+    const std::string why = gpu_refusal(path);
+    if (why.empty()) continue;
+    ++refused;
+    INFO(ts::nn::attention_path_name(path), " refused: ", why);
+    // The rung's reason names the instructions and this GPU's compute capability; the layer throws
+    // it rather than run another rung.
+    const std::string refusal = ts::nn::attention_path_refusal(path, x.q, x.k, x.v, true);
+    CHECK(refusal.find(why) != std::string::npos);
+    const ts::nn::CausalSelfAttention attn(path, 9, ts::kCUDA);
+    CHECK_THROWS_WITH_AS(attn.forward(x.q, x.k, x.v), doctest::Contains("needs compute capability"), ts::Error);
+  }
+  if (refused == 0) MESSAGE("this GPU runs every fused path (the cases above check them)");
+  // The automatic choice passes over the rungs this GPU lacks and still answers.
   CHECK(ts::scaled_dot_product_attention(x.q, x.k, x.v, {}, true).shape() == x.q.shape());
 }
 

@@ -11,6 +11,7 @@
 #include "ops/ops.h"
 #include "ops/matmul/matmul.h"
 #include "ops/registry.h"
+#include "tensor/cuda_device.h"
 #include "ops/views/views.h"
 
 using ts::DeviceType;
@@ -65,6 +66,56 @@ TEST_CASE("registry: names are unique and read op/device/variant") {
   }
   CHECK(ts::find_variant("mm/cpu/nope") == nullptr);
   CHECK(ts::find_variant("mm") == nullptr);
+}
+
+TEST_CASE("registry: every CUDA rung says the compute capability it needs; no other rung needs a GPU") {
+  int above_oldest = 0;
+  for (const Variant* v : ts::all_variants()) {
+    CAPTURE(std::string(v->name));
+    if (v->device == ts::VariantDevice::cuda) {
+      CHECK_FALSE(v->needs.any_gpu());
+      // 7.5 (Turing) is the oldest: no rung may need less, and what needs more says what for.
+      CHECK(v->needs.major * 10 + v->needs.minor >= 75);
+      if (v->needs.above_oldest()) {
+        ++above_oldest;
+        CHECK(std::string(v->needs.what).size() > 0);
+      }
+    } else {
+      CHECK(v->needs.any_gpu());
+      CHECK(ts::gpu_needs_name(v->needs) == "-");
+    }
+  }
+  CHECK(ts::gpu_needs_name(ts::sm75) == "7.5");
+  CHECK(ts::gpu_needs_name(ts::sm80) == "8.0");
+  CHECK(ts::gpu_needs_name(ts::sm90a) == "9.0a");
+  if (ts::cuda::built_with_cuda()) {
+    // The tensor-core rungs: mma.sync and flash_v2 need Ampere, wgmma and flash_v3 Hopper alone.
+    for (const char* name : {"mm/cuda/mma", "bmm/cuda/mma", "addmm/cuda/mma", "scaled_dot_product_attention/cuda/flash_v2"})
+      CHECK_MESSAGE(ts::gpu_needs_name(ts::find_variant(name)->needs) == "8.0", name);
+    for (const char* name : {"mm/cuda/wgmma", "bmm/cuda/wgmma", "addmm/cuda/wgmma", "linear_geglu/cuda/wgmma",
+                             "scaled_dot_product_attention/cuda/flash_v3"})
+      CHECK_MESSAGE(ts::gpu_needs_name(ts::find_variant(name)->needs) == "9.0a", name);
+    CHECK(above_oldest == 9);
+  } else {
+    CHECK(above_oldest == 0);  // a CPU-only build registers no CUDA rung
+  }
+  // On the CPU every rung's GPU needs are met: there is no GPU to lack anything.
+  std::string why;
+  CHECK(ts::gpu_meets(ts::sm90a, ts::kCPU, &why));
+  CHECK(why.empty());
+}
+
+TEST_CASE("registry: a rung asked for by a name this build lacks says why") {
+  std::string why;
+  if (ts::cuda::built_with_cuda()) {
+    CHECK(ts::find_variant("mm/cuda/cublas") != nullptr);
+  } else {
+    CHECK_FALSE(ts::gpu_meets_rung("mm/cuda/cublas", ts::kCUDA, &why));
+    CHECK(why.find("not in this build") != std::string::npos);
+    CHECK(why.find("no CUDA backend") != std::string::npos);
+  }
+  CHECK_FALSE(ts::gpu_meets_rung("mm/cpu/nope", ts::kCUDA, &why));
+  CHECK(why.find("no rung is named mm/cpu/nope") != std::string::npos);
 }
 
 TEST_CASE("registry: every op names itself, lists its rungs in ladder order from a reference, runs on the cpu") {

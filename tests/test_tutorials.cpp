@@ -8,7 +8,8 @@
 #include <cstdlib>
 #include <string>
 
-#include "ops/hopper_tensor_map.h"
+#include "nn/attention.h"
+#include "ops/registry.h"
 #include "tensor/cuda_device.h"
 
 #ifndef TS_TUTORIAL_DIR
@@ -111,11 +112,24 @@ TEST_CASE("profiler cuda: tutorial 04 counts every path's kernels on the gpu at 
   }
   const std::string small = " --device cuda --batch 2 --heads 4 --seq 200 --warmup 1"
                             " --out-dir /tmp/ts_tutorial_test/04_attention_cuda";
-  std::string why;
-  const bool hopper = ts::hopper::is_hopper(0, &why);  // the tutorial runs on cuda:0
-  if (!hopper) MESSAGE("flash_v3 skipped: ", why);
+  // A fused path runs where cuda:0 (the tutorial's GPU) has what its rung row needs.
+  auto gpu_refusal = [](const char* path) {
+    const char* name = ts::nn::attention_variant_name(ts::nn::parse_attention_path(path));
+    std::string why;
+    return name == nullptr || ts::gpu_meets_rung(name, ts::kCUDA, &why) ? std::string() : why;
+  };
   for (const char* path : {"naive", "inplace", "math", "flash_v1", "flash_v2", "flash_v3"}) {
-    if (std::string(path) == "flash_v3" && !hopper) continue;
+    if (const std::string why = gpu_refusal(path); !why.empty()) {
+      // The lesson says why this GPU cannot run the path and runs the best fused rung it has.
+      MESSAGE(path, " replaced on this GPU: ", why);
+      const auto [status, out] = run_captured("04_attention", std::string("--path ") + path + " --head-dim 64" + small);
+      INFO(out);
+      CHECK(status == 0);
+      CHECK(out.find(why) != std::string::npos);
+      CHECK(out.find("instead, the best fused rung this GPU runs") != std::string::npos);
+      CHECK(out.find("MISMATCH") == std::string::npos);
+      continue;
+    }
     const auto [status, out] = run_captured("04_attention", std::string("--path ") + path + " --head-dim 64" + small);
     INFO(path, "\n", out);
     CHECK(status == 0);
@@ -126,13 +140,8 @@ TEST_CASE("profiler cuda: tutorial 04 counts every path's kernels on the gpu at 
     const auto [status, out] = run_captured("04_attention", std::string("--path ") + path + " --head-dim 96" + small);
     INFO(out);
     CHECK(status != 0);
-    CHECK(out.find("head dim 96 is not supported") != std::string::npos);  // flash_v3's dims come before the GPU's
-  }
-  if (!hopper) {
-    // On another GPU flash_v3 is refused with the reason, not replaced by another rung.
-    const auto [status, out] = run_captured("04_attention", "--path flash_v3 --head-dim 64" + small);
-    INFO(out);
-    CHECK(status != 0);
-    CHECK(out.find(why) != std::string::npos);
+    // What the GPU lacks comes first; on a GPU that has it, the rung's head dims.
+    const std::string gpu = gpu_refusal(path);
+    CHECK(out.find(gpu.empty() ? std::string("head dim 96 is not supported") : gpu) != std::string::npos);
   }
 }

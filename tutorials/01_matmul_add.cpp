@@ -158,9 +158,10 @@ void time_unprofiled(const Flags& f, const ts::Device& device, const tutorial::P
              row != nullptr ? row->cpu_time_us() : 0.0);
 }
 
-int run(const Flags& f) {
+int run(Flags f) {
   const ts::Device device = ts::Device::parse(f.device);
   ts::check_device_available(device, "01_matmul_add");
+  tutorial::choose_dtype(f, device);  // bf16, or f16 on a GPU without bf16 tensor cores
   tutorial::prepare_out_dir(f.out_dir);
   TS_CHECK(!(f.fused && f.batched), "01_matmul_add: --fused runs addmm, which takes 2-D inputs; drop --batched");
   const ts::DType dtype = ts::parse_dtype(f.dtype);

@@ -47,9 +47,10 @@ double relative_error(const ts::Tensor& x, const ts::Tensor& w, const ts::Tensor
   return std::sqrt(diff2 / ref2);
 }
 
-int run(const Flags& f) {
+int run(Flags f) {
   const ts::Device device = ts::Device::parse(f.device);
   ts::check_device_available(device, "02_linear");
+  tutorial::choose_dtype(f, device);  // bf16, or f16 on a GPU without bf16 tensor cores
   tutorial::prepare_out_dir(f.out_dir);
   const ts::DType dtype = ts::parse_dtype(f.dtype);
   const std::string config = fmt::format("{}x{}x{}_{}_{}_{}", f.tokens, f.in, f.out, f.dtype,

@@ -19,6 +19,8 @@
 //          [--dim 768] [--hidden 3072] [--dtype bf16|f16|f32] [--warmup 0] [--active 3] [--device cpu|cuda]
 #include <fmt/core.h>
 
+#include <string>
+
 #include "nn/geglu_mlp.h"
 #include "ops/ops.h"
 #include "tutorials/mlp_reference.h"
@@ -31,13 +33,17 @@ struct Flags : tutorial::CommonFlags {
   int64_t batch = 64, seq = 128, dim = 768, hidden = 3072;
 };
 
-int run(const Flags& f) {
+int run(Flags f) {
   const ts::Device device = ts::Device::parse(f.device);
   ts::check_device_available(device, "03_mlp");
+  tutorial::choose_dtype(f, device);  // bf16, or f16 on a GPU without bf16 tensor cores
   tutorial::prepare_out_dir(f.out_dir);
   const ts::DType dtype = ts::parse_dtype(f.dtype);
   const ts::nn::MlpPath path = ts::nn::parse_mlp_path(f.path);
-  const int expected = ts::nn::GeGLUMLP::kernels_per_forward(path);
+  // The epilogue path's one GEMM is Hopper's (sm_90a); elsewhere linear_geglu runs its composite.
+  std::string no_one_gemm;
+  const bool one_gemm = !device.is_cuda() || ts::nn::GeGLUMLP::one_gemm_epilogue(device, &no_one_gemm);
+  const int expected = ts::nn::GeGLUMLP::kernels_per_forward(path, one_gemm);
   const int64_t tokens = f.batch * f.seq;
   const std::string config = fmt::format("{}x{}x{}x{}_{}_{}_{}", f.batch, f.seq, f.dim, f.hidden, f.dtype,
                                          f.temperature(), f.path);
@@ -64,6 +70,13 @@ int run(const Flags& f) {
                  tokens, 2 * f.hidden);
       break;
     case ts::nn::MlpPath::epilogue:
+      if (!one_gemm) {
+        fmt::print("ts::linear_geglu's composite rung on this GPU: its one-GEMM rung\n"
+                   "    {}.\n"
+                   "    So: the merged path's GEMM of gate and up, the fused kernel on its halves, and the down GEMM.\n",
+                   no_one_gemm);
+        break;
+      }
       fmt::print("one GEMM kernel (ts::linear_geglu) that computes gate and up for each\n"
                  "    output tile in registers and writes only gelu(gate) * up ([{}, {}]), then the down GEMM.\n"
                  "    The merged path's [{}, {}] product ({:.3g} MB written, then read) never reaches memory.\n",

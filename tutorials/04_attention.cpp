@@ -6,11 +6,12 @@
 //   inplace   masked_fill_ instead: 5 kernels, the copy gone.
 //   math      ts::scaled_dot_product_attention's math rung (PyTorch's math backend): f32 upcasts,
 //             the mask rebuilt on every call, a safe softmax: 12 kernels, f32 GEMMs.
-//   flash_v1  the fused rungs: 1 kernel, the scores never in memory (flash_v3 on a compute
-//   flash_v2  capability 9.0 GPU only: Hopper's wgmma and TMA).
-//   flash_v3
+//   flash_v1  the fused rungs: 1 kernel, the scores never in memory (flash_v2 on a GPU of compute
+//   flash_v2  capability 8.0 or newer: mma.sync tensor cores; flash_v3 on 9.0 alone: Hopper's wgmma
+//   flash_v3  and TMA).
 // The naive paths' mask is built once, before profiling (nn::CausalSelfAttention's constructor).
-// On a CPU the fused paths cannot run: the tutorial says why and runs the math path instead.
+// On a CPU the fused paths cannot run: the tutorial says why and runs the math path instead. On a
+// GPU without a fused rung's instructions it says why and runs the best fused rung the GPU has.
 //
 // Writes traces/04_attention/<B>x<H>x<S>x<D>_<dtype>_<cold|warm>_<path>[_noncausal].{json,txt}.
 //
@@ -29,6 +30,7 @@
 
 #include "nn/attention.h"
 #include "ops/ops.h"
+#include "ops/registry.h"
 #include "tutorials/tutorial_support.h"
 
 namespace {
@@ -300,6 +302,7 @@ double sampled_error(const ts::Tensor& q, const ts::Tensor& k, const ts::Tensor&
 int run(Flags f) {
   const ts::Device device = ts::Device::parse(f.device);
   ts::check_device_available(device, "04_attention");
+  tutorial::choose_dtype(f, device);  // bf16, or f16 on a GPU without bf16 tensor cores
   tutorial::prepare_out_dir(f.out_dir);
   const ts::DType dtype = ts::parse_dtype(f.dtype);
   nn::AttentionPath path = nn::parse_attention_path(f.path);
@@ -314,6 +317,7 @@ int run(Flags f) {
              f.seq, f.head_dim, f.dtype, f.causal ? "causal" : "not causal", device.str());
   if (nn::is_fused(path)) {
     const std::string why = nn::attention_path_refusal(path, q, k, v, f.causal);
+    std::string gpu_lacks;
     if (!why.empty() && device.is_cpu()) {
       fmt::print("The {} path cannot run on the CPU: its rung, {}, is a CUDA kernel\n"
                  "(the rung says: {}).\n"
@@ -321,9 +325,21 @@ int run(Flags f) {
                  f.path, nn::attention_variant_name(path), why);
       path = nn::AttentionPath::math;
       f.path = "math";
+    } else if (!ts::gpu_meets_rung(nn::attention_variant_name(path), device, &gpu_lacks)) {
+      // This GPU lacks the rung's instructions (flash_v2 needs 8.0, flash_v3 9.0 alone): the lesson
+      // runs the best fused rung it has, and says so.
+      const nn::AttentionPath asked = path;
+      for (nn::AttentionPath lower : {nn::AttentionPath::flash_v2, nn::AttentionPath::flash_v1})
+        if (lower < asked && ts::gpu_meets_rung(nn::attention_variant_name(lower), device, nullptr)) {
+          path = lower;
+          break;
+        }
+      fmt::print("The {} path cannot run on this GPU: its rung, {}, {}.\n"
+                 "Running --path {} instead, the best fused rung this GPU runs.\n\n",
+                 f.path, nn::attention_variant_name(asked), gpu_lacks, nn::attention_path_name(path));
+      f.path = nn::attention_path_name(path);
     }
-    // On a GPU a refusal (a head dim or dtype the rung lacks, flash_v3 on a GPU that is not compute
-    // capability 9.0) is the user's to fix: forward throws it.
+    // Any other refusal (a head dim or dtype the rung lacks) is the user's to fix: forward throws it.
   }
   print_expectations(path, f, dtype);
 
@@ -352,7 +368,8 @@ int main(int argc, char** argv) {
   return tutorial::run_guarded([&] {
     Flags f;
     CLI::App app{"Tutorial 04: attention: naive, in-place, math, flash_v1, flash_v2, flash_v3"};
-    app.add_option("--path", f.path, "naive, inplace, math, flash_v1, flash_v2 or flash_v3 (compute capability 9.0)")
+    app.add_option("--path", f.path,
+                   "naive, inplace, math, flash_v1, flash_v2 (compute capability 8.0+) or flash_v3 (9.0)")
         ->check(CLI::IsMember({"naive", "inplace", "math", "flash_v1", "flash_v2", "flash_v3"}));
     app.add_option("--batch", f.batch, "batch B (default 4)")->check(tutorial::in_range(1, 1 << 12));
     app.add_option("--heads", f.heads, "heads H (default 16)")->check(tutorial::in_range(1, 1 << 10));

@@ -23,7 +23,6 @@
 // Run: ./build/dev/tutorials/05_memory_and_syncs [--lesson memory|syncs|timing|all] [--batch 64]
 //          [--seq 128] [--dim 768] [--hidden 3072] [--timing-rows 2048] [--dtype bf16|f16|f32]
 //          [--warmup 0] [--active 3] [--device cpu|cuda] [--out-dir DIR]
-#include <cuda_runtime_api.h>
 #include <fmt/core.h>
 
 #include <algorithm>
@@ -39,9 +38,14 @@
 #include "nn/geglu_mlp.h"
 #include "ops/ops.h"
 #include "tensor/cuda_allocator.h"
-#include "tensor/cuda_check.h"
 #include "tutorials/mlp_reference.h"
 #include "tutorials/tutorial_support.h"
+
+#if TS_HAVE_CUDA  // the CUDA events of the timing lesson; a CPU-only build runs its CPU ways
+#include <cuda_runtime_api.h>
+
+#include "tensor/cuda_check.h"
+#endif
 
 namespace {
 
@@ -691,6 +695,7 @@ bool lesson_timing(const Flags& f, ts::Device device) {
     ways.push_back({"trace: the kernel's duration, L2 flushed", trace_median(cold), "a 256 MB fill_ before each call"});
   }
 
+#if TS_HAVE_CUDA
   // 2. CUDA events around one call, in three settings, and around many calls.
   if (device.is_cuda()) {
     const ts::bench::CudaEvent start, stop;
@@ -725,6 +730,7 @@ bool lesson_timing(const Flags& f, ts::Device device) {
     for (double& v : bench) v *= 1e3;
     ways.push_back({"ts::bench::device_times_ms (median)", median(bench), "what ts_bench and ts_ladder report"});
   }
+#endif
 
   // 3. The host's clock around one call, without and with a sync.
   const auto host_us = [&](bool synced) {
@@ -805,6 +811,7 @@ bool lesson_timing(const Flags& f, ts::Device device) {
 int run(Flags f) {
   const ts::Device device = ts::Device::parse(f.device);
   ts::check_device_available(device, "05_memory_and_syncs");
+  tutorial::choose_dtype(f, device);  // bf16, or f16 on a GPU without bf16 tensor cores
   if (f.batch < 0) f.batch = device.is_cuda() ? 64 : 8;
   if (f.timing_rows < 0) f.timing_rows = device.is_cuda() ? 2048 : 256;
   tutorial::prepare_out_dir(f.out_dir);

@@ -37,7 +37,8 @@ namespace prof = ts::profiler;
 
 // The flags every profiling tutorial takes.
 struct CommonFlags {
-  std::string dtype = "bf16";
+  std::string dtype = "bf16";  // or f16 on a GPU without bf16 tensor cores (choose_dtype)
+  bool dtype_given = false;    // --dtype was on the command line
   int warmup = 0;  // iterations before profiling: "warm" in file names when > 0, else "cold"
   int active = 3;  // recorded steps
   // The profiler schedule's unrecorded steps before the active ones: the series' wait=1,
@@ -89,7 +90,9 @@ constexpr int64_t kMaxSteps = 10'000;        // --active, --schedule-wait, --sch
 
 inline void add_common_flags(CLI::App& app, CommonFlags& f, const std::string& default_out_dir) {
   f.out_dir = default_out_dir;
-  app.add_option("--dtype", f.dtype, "bf16, f16 or f32")->check(CLI::IsMember({"bf16", "f16", "f32"}));
+  app.add_option("--dtype", f.dtype, "bf16, f16 or f32 (default bf16; f16 on a GPU older than compute capability 8.0)")
+      ->check(CLI::IsMember({"bf16", "f16", "f32"}))
+      ->each([&f](const std::string&) { f.dtype_given = true; });
   app.add_option("--warmup", f.warmup, "iterations run before profiling (0: a cold start)")
       ->check(in_range(0, kMaxIterations));
   app.add_option("--active", f.active, "recorded steps (default 3)")->check(in_range(1, kMaxSteps));
@@ -103,6 +106,22 @@ inline void add_common_flags(CLI::App& app, CommonFlags& f, const std::string& d
                  "what the profiler records: cpu,cuda (default) or cpu (no CUPTI: compare the ops' CPU time)")
       ->check(CLI::IsMember({"cpu,cuda", "cpu"}));
   app.add_option("--out-dir", f.out_dir, "where the .json and .txt go (default " + default_out_dir + ")");
+}
+
+// bf16 unless --dtype says otherwise. A GPU older than compute capability 8.0 (a T4, Turing) has
+// tensor cores for f16 and none for bf16, so there the default becomes f16, said in one line:
+// the lessons then show tensor-core kernels, as they do in bf16 on newer GPUs.
+inline void choose_dtype(CommonFlags& f, ts::Device device) {
+  if (f.dtype_given || !device.is_cuda()) return;
+  const ts::cuda::DeviceTarget& t = ts::cuda::target(device.index);
+  if (t.chosen_as >= ts::cuda::ComputeCapability{8, 0}) return;
+  f.dtype = "f16";
+  fmt::print("dtype: f16, not bf16: {} ({}, compute capability {}{}) has tensor cores for f16 and none for bf16.\n"
+             "       --dtype bf16 asks for bf16 anyway.\n\n",
+             device.str(), t.name, ts::cuda::to_string(t.chosen_as),
+             t.emulated() ? fmt::format(" as TS_DEVICE_CAPABILITY chooses; the GPU itself is {}",
+                                        ts::cuda::to_string(t.gpu))
+                          : std::string());
 }
 
 // Parses the command line. Returns the exit code when the program should stop

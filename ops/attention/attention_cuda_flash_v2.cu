@@ -50,7 +50,7 @@ constexpr size_t flash_v2_smem_bytes(int D) { return static_cast<size_t>(kBrV2 +
 // ---- the instructions: ops/cuda_mma.cuh (cp.async, ldmatrix, mma.sync), and one more -------
 
 // 2^x on the special function unit (relative error ~2^-22); ex2(-inf) = +0.
-__device__ __forceinline__ float exp2_approx(float x) {
+[[maybe_unused]] __device__ __forceinline__ float exp2_approx(float x) {
   float y;
   asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
   return y;
@@ -87,6 +87,7 @@ __device__ __forceinline__ void load_tile_async(T* tile, const T* src, int64_t s
 // longest blocks start first), as in v1.
 template <typename T, int D>
 __device__ __forceinline__ void flash_fwd_v2_block(const FlashProblem& p) {
+#if TS_CUDA_HAS_SM80
   constexpr int Br = kBrV2, Bc = kBcV2;
   constexpr int kSteps = D / 16;      // k-steps of S = Q K^T (16 dims each)
   constexpr int kKeyTiles = Bc / 8;   // n-tiles of S (8 keys each)
@@ -260,6 +261,9 @@ __device__ __forceinline__ void flash_fwd_v2_block(const FlashProblem& p) {
     for (int d = 0; d < kDimTiles; ++d)  // 4 bytes per lane; a quad writes 16 contiguous bytes
       *reinterpret_cast<uint32_t*>(out_row + d * 8) = pack2<T>(acc[d][2 * r] * inv_l, acc[d][2 * r + 1] * inv_l);
   }
+#else
+  __trap();  // built for a GPU older than 8.0: the rung row's sm80 keeps every call away
+#endif
 }
 
 // One kernel per dtype and head dim, named for the trace. 8 warps of 16 queries; d64 fits two
@@ -288,6 +292,7 @@ bool sdpa_cuda_flash_v2_supports(const Tensor& q, const Tensor& k, const Tensor&
 void sdpa_cuda_flash_v2(const Tensor& q, const Tensor& k, const Tensor& v, const SdpaAttrs& attrs, Tensor& out) {
   std::string why;
   if (!sdpa_cuda_flash_v2_supports(q, k, v, attrs, &why)) fail("{}", why);
+  TS_CHECK(gpu_meets(sm80, q.device(), &why), "sdpa flash_v2: {}", why);  // a direct call too
   flash_check_out("flash_v2", q, out);
   TS_CHECK(aligned16(out.data_ptr()), "sdpa flash_v2: out's data must be 16-byte aligned");
   const FlashProblem p = flash_problem(q, k, v, attrs, out);

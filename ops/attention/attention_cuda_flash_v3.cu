@@ -61,8 +61,8 @@ __host__ __device__ constexpr int block_rows(int consumers) { return 64 * consum
 __host__ __device__ constexpr int block_threads(int consumers) { return 128 * (1 + consumers); }
 // Registers per thread after setmaxnreg: the producer keeps 24, the consumers share the rest of
 // the SM's 64K (a multiple of 8): 24 * 128 + 160 * 384 and 24 * 128 + 240 * 256 <= 65536.
-constexpr uint32_t kProducerRegs = 24;
-__host__ __device__ constexpr uint32_t consumer_regs(int consumers) { return consumers == 3 ? 160 : 240; }
+[[maybe_unused]] constexpr uint32_t kProducerRegs = 24;
+[[maybe_unused]] __host__ __device__ constexpr uint32_t consumer_regs(int consumers) { return consumers == 3 ? 160 : 240; }
 constexpr int kPanel = 64;  // columns per 128-byte swizzle row: a D = 128 tile is two panels
 
 // The steps as compile-time switches.
@@ -100,7 +100,7 @@ struct V3Problem {
 };
 
 // 2^x on the special function unit (relative error ~2^-22); ex2(-inf) = +0.
-__device__ __forceinline__ float exp2_approx(float x) {
+[[maybe_unused]] __device__ __forceinline__ float exp2_approx(float x) {
   float y;
   asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
   return y;
@@ -566,19 +566,14 @@ bool sdpa_cuda_flash_v3_supports(const Tensor& q, const Tensor& k, const Tensor&
       q.shape()[0] * q.shape()[1] > std::numeric_limits<int>::max())
     return flash_refuse(why, fmt::format("sdpa flash_v3: q {} and k {} exceed 2^30 rows or 2^31 (batch, head) pairs",
                                          q.shape(), k.shape()));
-  if (!flash_device_supports("flash_v3", q, k, v, why)) return false;
-  std::string reason;  // built only when asked for
-  if (!hopper::is_hopper(q.device().index, why != nullptr ? &reason : nullptr)) {
-    if (why != nullptr) *why = fmt::format("sdpa flash_v3: {}", reason);
-    return false;
-  }
-  return true;
+  return flash_device_supports("flash_v3", q, k, v, why);  // the GPU: the rung row's sm90a
 }
 
 void sdpa_cuda_flash_v3_step(const Tensor& q, const Tensor& k, const Tensor& v, const SdpaAttrs& attrs, Tensor& out,
                              FlashV3Step step) {
   std::string why;
   if (!sdpa_cuda_flash_v3_supports(q, k, v, attrs, &why)) fail("{}", why);
+  TS_CHECK(gpu_meets(sm90a, q.device(), &why), "sdpa flash_v3: {}", why);  // a direct call too
   flash_check_out("flash_v3", q, out);
   TS_CHECK(aligned16(out.data_ptr()), "sdpa flash_v3: out's data must be 16-byte aligned");
   const FlashProblem fp = flash_problem(q, k, v, attrs, out);

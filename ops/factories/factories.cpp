@@ -85,24 +85,32 @@ using enum VariantDevice;
 
 // clang-format off
 const Variant empty_rungs[] = {
-  {"empty/any/alloc",     &ops::empty,  any,  0, "allocation only: the caching/aligned allocator, no kernel", nullptr, run_kernel<&empty_alloc>},
+  {"empty/any/alloc",     &ops::empty,  any,  0, no_gpu, "allocation only: the caching/aligned allocator, no kernel", nullptr, run_kernel<&empty_alloc>},
 };
 const Variant fill__rungs[] = {
-  {"fill_/cpu/ref",       &ops::fill_,  cpu,  0, "one loop over the (strided) elements",                     nullptr,                  run_kernel<&fill_cpu_ref>},
-  {"fill_/cuda/strided",  &ops::fill_,  cuda, 1, "one thread per element; any view through OffsetCalc",     nullptr,                  run_kernel<&fill_cuda_strided>},
-  {"fill_/cuda/dense",    &ops::fill_,  cuda, 2, "a contiguous tensor: element i at offset i, no index math", fill_cuda_dense_supports, run_kernel<&fill_cuda_dense>},
+  {"fill_/cpu/ref",       &ops::fill_,  cpu,  0, no_gpu, "one loop over the (strided) elements",                     nullptr,                  run_kernel<&fill_cpu_ref>},
+#if TS_HAVE_CUDA
+  {"fill_/cuda/strided",  &ops::fill_,  cuda, 1, sm75,   "one thread per element; any view through OffsetCalc",     nullptr,                  run_kernel<&fill_cuda_strided>},
+  {"fill_/cuda/dense",    &ops::fill_,  cuda, 2, sm75,   "a contiguous tensor: element i at offset i, no index math", fill_cuda_dense_supports, run_kernel<&fill_cuda_dense>},
+#endif
 };
 const Variant arange_rungs[] = {
-  {"arange/cpu/ref",      &ops::arange, cpu,  0, "start + i*step",                                          nullptr, run_kernel<&arange_cpu_ref>},
-  {"arange/cuda/naive",   &ops::arange, cuda, 1, "one thread per element, start + i*step in double",        nullptr, run_kernel<&arange_cuda_naive>},
+  {"arange/cpu/ref",      &ops::arange, cpu,  0, no_gpu, "start + i*step",                                          nullptr, run_kernel<&arange_cpu_ref>},
+#if TS_HAVE_CUDA
+  {"arange/cuda/naive",   &ops::arange, cuda, 1, sm75,   "one thread per element, start + i*step in double",        nullptr, run_kernel<&arange_cuda_naive>},
+#endif
 };
 const Variant rand_rungs[] = {
-  {"rand/cpu/ref",        &ops::rand,   cpu,  0, "uniform [0,1) from the counter-based generator",          nullptr, run_kernel<&rand_cpu_ref>},
-  {"rand/cuda/naive",     &ops::rand,   cuda, 1, "the CPU's splitmix64 counter hash, one thread per element", nullptr, run_kernel<&rand_cuda_naive>},
+  {"rand/cpu/ref",        &ops::rand,   cpu,  0, no_gpu, "uniform [0,1) from the counter-based generator",          nullptr, run_kernel<&rand_cpu_ref>},
+#if TS_HAVE_CUDA
+  {"rand/cuda/naive",     &ops::rand,   cuda, 1, sm75,   "the CPU's splitmix64 counter hash, one thread per element", nullptr, run_kernel<&rand_cuda_naive>},
+#endif
 };
 const Variant randn_rungs[] = {
-  {"randn/cpu/ref",       &ops::randn,  cpu,  0, "standard normal (Box-Muller) from the counter-based generator", nullptr, run_kernel<&randn_cpu_ref>},
-  {"randn/cuda/naive",    &ops::randn,  cuda, 1, "the CPU's Box-Muller on the same counters",               nullptr, run_kernel<&randn_cuda_naive>},
+  {"randn/cpu/ref",       &ops::randn,  cpu,  0, no_gpu, "standard normal (Box-Muller) from the counter-based generator", nullptr, run_kernel<&randn_cpu_ref>},
+#if TS_HAVE_CUDA
+  {"randn/cuda/naive",    &ops::randn,  cuda, 1, sm75,   "the CPU's Box-Muller on the same counters",               nullptr, run_kernel<&randn_cuda_naive>},
+#endif
 };
 // clang-format on
 

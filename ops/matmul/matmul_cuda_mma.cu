@@ -35,7 +35,7 @@ namespace {
 constexpr int kBM = 128, kBN = 128, kBK = 64;  // block tile; kBK: one 128-byte row of 16-bit values
 constexpr int kStages = 3;
 constexpr int kWarps = 8;                       // 2 along M x 4 along N
-constexpr int kWarpM = 64, kWarpN = 32;         // each warp's piece: 4 x 4 mma tiles of 16 x 8
+[[maybe_unused]] constexpr int kWarpM = 64, kWarpN = 32;        // each warp's piece: 4 x 4 mma tiles of 16 x 8
 constexpr int kThreadsMma = 32 * kWarps;
 constexpr int kTileElems = kBM * kBK;           // A and B tiles hold 8192 elements each
 constexpr size_t kSmemBytesMma = size_t{kStages} * 2 * kTileElems * 2;  // 96 KiB
@@ -67,6 +67,7 @@ __device__ __forceinline__ void load_tile(T* tile, const T* src, int64_t stride,
 
 template <typename T, bool kBKMajor>
 __global__ void __launch_bounds__(kThreadsMma) gemm_mma_kernel(GemmProblem p) {
+#if TS_CUDA_HAS_SM80
   extern __shared__ __align__(128) unsigned char smem_mma[];
   T* ring_a = reinterpret_cast<T*>(smem_mma);  // [kStages][kBM][kBK]
   T* ring_b = ring_a + kStages * kTileElems;   // [kStages]: [kBN][kBK] (K-major) or [kBK][kBN]
@@ -160,6 +161,9 @@ __global__ void __launch_bounds__(kThreadsMma) gemm_mma_kernel(GemmProblem p) {
           }
         }
   }
+#else
+  __trap();  // built for a GPU older than 8.0: the rung row's sm80 keeps every call away
+#endif
 }
 
 template <typename T, bool kBKMajor>
@@ -174,6 +178,8 @@ void launch_mma_typed(const GemmProblem& p, int device) {
 }
 
 void launch_mma(const GemmProblem& p, const Tensor& out) {
+  std::string why;  // dispatch asked already; a direct call must not reach a GPU without the code
+  TS_CHECK(gpu_meets(sm80, out.device(), &why), "mma.sync GEMM: {}", why);
   const bool k_major = p.b_row == 1;
   const int device = out.device().index;
   if (out.dtype() == DType::bf16) {

@@ -52,7 +52,7 @@ constexpr int kBN = 256;  // B rows (K-major) or columns (MN-major) per tile: on
 constexpr int kBK = 64;   // k per stage: one 128-byte swizzle row of 16-bit values
 constexpr int kConsumers = 2;
 constexpr int kThreadsWg = 128 * (1 + kConsumers);
-constexpr int kGroupM = 16;  // tile rows per group of the tile order
+[[maybe_unused]] constexpr int kGroupM = 16; // tile rows per group of the tile order
 constexpr uint32_t kBytesA = kBM * kBK * 2;  // 16 KiB
 constexpr uint32_t kBytesB = kBN * kBK * 2;  // 32 KiB
 
@@ -316,6 +316,8 @@ void launch_wgmma_typed(const GemmProblem& g, const WgmmaProblem& p, int device,
 
 template <Epilogue kEpi>
 void launch_wgmma(const GemmProblem& g, const Tensor& out, const char* what) {
+  std::string why;  // dispatch asked already; a direct call must not reach a GPU without the code
+  TS_CHECK(gpu_meets(sm90a, out.device(), &why), "{}: {}", what, why);
   WgmmaProblem p;
   p.M = static_cast<int>(g.M);
   p.N = static_cast<int>(g.N);
@@ -370,7 +372,7 @@ GemmProblem geglu_problem(const Tensor& x, const Tensor& w) {
 }  // namespace
 
 bool gemm_cuda_wgmma_supports(const OpCall& call, std::string* why) {
-  return hopper::is_hopper(call.device.index, why) && tensor_core_gemm_supports(call, "wgmma", why);
+  return tensor_core_gemm_supports(call, "wgmma", why);  // the GPU: the rung row's sm90a
 }
 
 void mm_cuda_wgmma(const Tensor& a, const Tensor& b, Tensor& out) {
@@ -385,7 +387,6 @@ void addmm_cuda_wgmma(const Tensor& c, const Tensor& a, const Tensor& b, const A
 
 // x [*, D] (its leading dims fold into rows), weight [2H, D]: out [*, H] = gelu_tanh(x W[:H]^T) * (x W[H:]^T).
 bool linear_geglu_cuda_wgmma_supports(const OpCall& call, std::string* why) {
-  if (!hopper::is_hopper(call.device.index, why)) return false;
   const Tensor& x = call.input(0);
   const Tensor& w = call.input(1);
   if (x.dtype() != DType::bf16 && x.dtype() != DType::f16) {

@@ -51,12 +51,16 @@ using enum VariantDevice;
 
 // clang-format off
 const Variant sum_rungs[] = {
-  {"sum/cpu/ref",     &ops::sum, cpu,  0, "per output element: a strided loop over dim, f32 accumulator", nullptr, run_kernel<&sum_cpu_ref>},
-  {"sum/cuda/naive",  &ops::sum, cuda, 1, "a warp per output element, shuffle-reduced f32 partials",     nullptr, run_kernel<&sum_cuda_naive>},
+  {"sum/cpu/ref",     &ops::sum, cpu,  0, no_gpu, "per output element: a strided loop over dim, f32 accumulator", nullptr, run_kernel<&sum_cpu_ref>},
+#if TS_HAVE_CUDA
+  {"sum/cuda/naive",  &ops::sum, cuda, 1, sm75,   "a warp per output element, shuffle-reduced f32 partials",     nullptr, run_kernel<&sum_cuda_naive>},
+#endif
 };
 const Variant max_rungs[] = {
-  {"max/cpu/ref",     &ops::max, cpu,  0, "per output element: running max and its first index",         nullptr, run_kernel<&max_cpu_ref>},
-  {"max/cuda/naive",  &ops::max, cuda, 1, "a warp per output element; NaN wins, first index on ties",    nullptr, run_kernel<&max_cuda_naive>},
+  {"max/cpu/ref",     &ops::max, cpu,  0, no_gpu, "per output element: running max and its first index",         nullptr, run_kernel<&max_cpu_ref>},
+#if TS_HAVE_CUDA
+  {"max/cuda/naive",  &ops::max, cuda, 1, sm75,   "a warp per output element; NaN wins, first index on ties",    nullptr, run_kernel<&max_cuda_naive>},
+#endif
 };
 // clang-format on
 

@@ -104,18 +104,18 @@ namespace {
 using enum VariantDevice;
 
 // clang-format off
-const Variant t_rungs[] =          {{"t/any/view",          &ops::t,          any, 0, "swap the two dims' sizes and strides",                nullptr, run_kernel<&t_view>}};
-const Variant transpose_rungs[] =  {{"transpose/any/view",  &ops::transpose,  any, 0, "swap two dims' sizes and strides",                    nullptr, run_kernel<&transpose_view>}};
-const Variant permute_rungs[] =    {{"permute/any/view",    &ops::permute,    any, 0, "reorder sizes and strides",                           nullptr, run_kernel<&permute_view>}};
-const Variant view_rungs[] =       {{"view/any/view",       &ops::view,       any, 0, "new shape over the same strides, when they allow it", nullptr, run_kernel<&view_view>}};
-const Variant reshape_rungs[] =    {{"reshape/any/composite", &ops::reshape,  any, 0, "view when the strides allow, else contiguous copy + view", nullptr, run_kernel<&reshape_composite>}};
-const Variant unsqueeze_rungs[] =  {{"unsqueeze/any/view",  &ops::unsqueeze,  any, 0, "insert a size-1 dim",                                 nullptr, run_kernel<&unsqueeze_view>}};
-const Variant squeeze_rungs[] =    {{"squeeze/any/view",    &ops::squeeze,    any, 0, "drop size-1 dims",                                    nullptr, run_kernel<&squeeze_view>}};
-const Variant expand_rungs[] =     {{"expand/any/view",     &ops::expand,     any, 0, "size-1 dims grow with stride 0",                      nullptr, run_kernel<&expand_view>}};
-const Variant narrow_rungs[] =     {{"narrow/any/view",     &ops::narrow,     any, 0, "offset + shorter size",                               nullptr, run_kernel<&narrow_view>}};
-const Variant slice_rungs[] =      {{"slice/any/view",      &ops::slice,      any, 0, "offset, shorter size, stride times step",             nullptr, run_kernel<&slice_view>}};
-const Variant select_rungs[] =     {{"select/any/view",     &ops::select,     any, 0, "offset by index*stride, drop the dim",                nullptr, run_kernel<&select_view>}};
-const Variant as_strided_rungs[] = {{"as_strided/any/view", &ops::as_strided, any, 0, "any sizes/strides/offset inside the storage",         nullptr, run_kernel<&as_strided_view>}};
+const Variant t_rungs[] =          {{"t/any/view",          &ops::t,          any, 0, no_gpu, "swap the two dims' sizes and strides",                nullptr, run_kernel<&t_view>}};
+const Variant transpose_rungs[] =  {{"transpose/any/view",  &ops::transpose,  any, 0, no_gpu, "swap two dims' sizes and strides",                    nullptr, run_kernel<&transpose_view>}};
+const Variant permute_rungs[] =    {{"permute/any/view",    &ops::permute,    any, 0, no_gpu, "reorder sizes and strides",                           nullptr, run_kernel<&permute_view>}};
+const Variant view_rungs[] =       {{"view/any/view",       &ops::view,       any, 0, no_gpu, "new shape over the same strides, when they allow it", nullptr, run_kernel<&view_view>}};
+const Variant reshape_rungs[] =    {{"reshape/any/composite", &ops::reshape,  any, 0, no_gpu, "view when the strides allow, else contiguous copy + view", nullptr, run_kernel<&reshape_composite>}};
+const Variant unsqueeze_rungs[] =  {{"unsqueeze/any/view",  &ops::unsqueeze,  any, 0, no_gpu, "insert a size-1 dim",                                 nullptr, run_kernel<&unsqueeze_view>}};
+const Variant squeeze_rungs[] =    {{"squeeze/any/view",    &ops::squeeze,    any, 0, no_gpu, "drop size-1 dims",                                    nullptr, run_kernel<&squeeze_view>}};
+const Variant expand_rungs[] =     {{"expand/any/view",     &ops::expand,     any, 0, no_gpu, "size-1 dims grow with stride 0",                      nullptr, run_kernel<&expand_view>}};
+const Variant narrow_rungs[] =     {{"narrow/any/view",     &ops::narrow,     any, 0, no_gpu, "offset + shorter size",                               nullptr, run_kernel<&narrow_view>}};
+const Variant slice_rungs[] =      {{"slice/any/view",      &ops::slice,      any, 0, no_gpu, "offset, shorter size, stride times step",             nullptr, run_kernel<&slice_view>}};
+const Variant select_rungs[] =     {{"select/any/view",     &ops::select,     any, 0, no_gpu, "offset by index*stride, drop the dim",                nullptr, run_kernel<&select_view>}};
+const Variant as_strided_rungs[] = {{"as_strided/any/view", &ops::as_strided, any, 0, no_gpu, "any sizes/strides/offset inside the storage",         nullptr, run_kernel<&as_strided_view>}};
 // clang-format on
 
 }  // namespace
