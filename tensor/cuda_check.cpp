@@ -1,7 +1,7 @@
 // tensor/cuda_check.cpp: turning CUDA and cuBLAS error codes into ts::Error messages.
 #include "tensor/cuda_check.h"
 
-#include <cublas_api.h>
+#include <cublas_v2.h>  // cublasGetStatusName, cublasGetStatusString
 
 #include <cstdlib>
 #include <cstring>

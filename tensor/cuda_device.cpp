@@ -262,6 +262,7 @@ void cuda::set_device(int device) {
 }
 
 void cuda::synchronize() { TS_CUDA_CHECK(cudaDeviceSynchronize()); }
+void cuda::synchronize_stream() { TS_CUDA_CHECK(cudaStreamSynchronize(current_stream())); }
 
 void cuda::copy_to_host(void* dst, const void* src, size_t bytes, int device) {
   set_device(device);

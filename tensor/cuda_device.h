@@ -72,6 +72,8 @@ void set_device(int device);
 
 // Waits until all work queued on the current device has finished; throws on an asynchronous error.
 void synchronize();
+// Waits until the work queued on the stream ops launch on has finished (cudaStreamSynchronize).
+void synchronize_stream();
 
 // Copies `bytes` from device memory at `src` (on `device`) to host memory at `dst`, and waits.
 void copy_to_host(void* dst, const void* src, size_t bytes, int device);

@@ -33,6 +33,7 @@ cuda::DeviceProperties cuda::device_properties(int device) {
 }
 void cuda::set_device(int device) { fail("set_device: cannot use cuda:{}: {}", device, kReason); }
 void cuda::synchronize() { fail("synchronize: {}", kReason); }
+void cuda::synchronize_stream() { fail("synchronize_stream: {}", kReason); }
 void cuda::copy_to_host(void*, const void*, size_t, int device) {
   fail("copy to the host: cannot use cuda:{}: {}", device, kReason);
 }

@@ -25,7 +25,9 @@
 #include <string>
 #include <vector>
 
+#if TS_HAVE_CUDA
 #include "tensor/cuda_check.h"
+#endif
 #include "tensor/cuda_device.h"
 #include "ops/registry.h"
 #include "tests/support/compare.h"
@@ -869,6 +871,7 @@ TEST_CASE("cuda: every variant: geglu over shapes, layouts and the halves of a m
   }
 }
 
+#if TS_HAVE_CUDA  // the launch hand-off is the CUDA backend's (tensor/cuda_check.h)
 namespace ts::testing {
 void launch_probe(int* out, int threads);  // support/launch_probe.cu
 }
@@ -890,6 +893,7 @@ TEST_CASE("cuda: a failed launch is reported once, by check_launch, naming the v
   CHECK_NOTHROW(ts::cuda::check_launch("probe/cuda/launch"));
   ts::cuda::synchronize();
 }
+#endif
 
 // Last: every cuda variant of the registry was exercised by a case above.
 TEST_CASE("cuda: zz every registered cuda variant has a checker") {

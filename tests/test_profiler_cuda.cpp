@@ -158,7 +158,7 @@ TEST_CASE("profiler cuda: synchronizations are recorded, linked to their call, a
   p.start();
   ts::add(a, b);
   ts::cuda::synchronize();                                          // a Context Sync inside an op-less stretch
-  REQUIRE(cudaStreamSynchronize(ts::cuda::current_stream()) == cudaSuccess);  // a Stream Sync
+  ts::cuda::synchronize_stream();                                   // a Stream Sync
   p.stop();                                                         // and the window's closing Context Sync
   const prof::Recording& r = p.recording();
   REQUIRE(r.device_activity.source == "cupti");
