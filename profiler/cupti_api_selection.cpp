@@ -1,9 +1,7 @@
 // profiler/cupti_api_selection.cpp: the runtime blocklist, the driver calls kept, and their names (see the header).
 #include "profiler/cupti_api_selection.h"
 
-#include <cupti.h>
-#include <cupti_driver_cbid.h>
-#include <cupti_runtime_cbid.h>
+#include <cupti.h>  // with the callback ids of both APIs (cupti_driver_cbid.h, cupti_runtime_cbid.h)
 #include <fmt/core.h>
 
 #include <algorithm>
@@ -14,6 +12,7 @@
 
 #include "profiler/collector.h"
 #include "profiler/cuda_call_check.h"
+#include "profiler/cupti_versions.h"
 
 namespace ts::profiler::cupti {
 
@@ -27,22 +26,6 @@ std::string callback_name(bool driver, uint32_t cbid) {
   if (cuptiGetCallbackName(domain_of(driver), cbid, &raw) != CUPTI_SUCCESS || raw == nullptr)
     return fmt::format("cuda api {}", cbid);  // ids with no name exist (retired calls): not a failure
   return without_version_suffix(raw);
-}
-
-// Callback ids of the calls we drop, in both APIs. Computed once.
-struct DroppedCalls {
-  std::vector<uint32_t> runtime, driver;
-};
-const DroppedCalls& dropped_calls() {
-  static const DroppedCalls dropped = [] {
-    DroppedCalls d;
-    for (uint32_t cbid = 1; cbid < CUPTI_RUNTIME_TRACE_CBID_SIZE; ++cbid)
-      if (!keeps_api_call(false, callback_name(false, cbid))) d.runtime.push_back(cbid);
-    for (uint32_t cbid = 1; cbid < CUPTI_DRIVER_TRACE_CBID_SIZE; ++cbid)
-      if (!keeps_api_call(true, callback_name(true, cbid))) d.driver.push_back(cbid);
-    return d;
-  }();
-  return dropped;
 }
 
 }  // namespace
@@ -78,6 +61,28 @@ std::string_view api_name(bool driver, uint32_t cbid) {
   return names[key] = detail::intern(callback_name(driver, cbid));
 }
 
+#if TS_CUPTI_HAS_PER_CALL_API_SWITCH
+
+namespace {
+
+// Callback ids of the calls we drop, in both APIs. Computed once.
+struct DroppedCalls {
+  std::vector<uint32_t> runtime, driver;
+};
+const DroppedCalls& dropped_calls() {
+  static const DroppedCalls dropped = [] {
+    DroppedCalls d;
+    for (uint32_t cbid = 1; cbid < CUPTI_RUNTIME_TRACE_CBID_SIZE; ++cbid)
+      if (!keeps_api_call(false, callback_name(false, cbid))) d.runtime.push_back(cbid);
+    for (uint32_t cbid = 1; cbid < CUPTI_DRIVER_TRACE_CBID_SIZE; ++cbid)
+      if (!keeps_api_call(true, callback_name(true, cbid))) d.driver.push_back(cbid);
+    return d;
+  }();
+  return dropped;
+}
+
+}  // namespace
+
 std::string switch_off_unkept_api_calls() {
   std::string refused;
   const DroppedCalls& dropped = dropped_calls();
@@ -87,5 +92,15 @@ std::string switch_off_unkept_api_calls() {
     if (std::string e = TS_CUPTI_TRY(cuptiActivityEnableDriverApi(cbid, 0)); !e.empty()) refused = std::move(e);
   return refused;
 }
+
+#else
+
+// No per-call switch before CUPTI 12.5 (cupti_versions.h): the caller's warning says what that costs.
+std::string switch_off_unkept_api_calls() {
+  return fmt::format("this build's CUPTI (API version {}) cannot switch off single API calls (CUPTI 12.5 can)",
+                     CUPTI_API_VERSION);
+}
+
+#endif
 
 }  // namespace ts::profiler::cupti

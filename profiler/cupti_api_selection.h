@@ -11,7 +11,8 @@
 // The choice is made twice. At the source: CUPTI is told, per callback id, not
 // to record the calls we drop, so they cost no record (switch_off_unkept_api_calls).
 // When records are read (keeps_api_call): CUPTI may refuse a per-call switch,
-// and then it records everything.
+// and then it records everything (as every CUPTI before 12.5 does, having no
+// such switch: cupti_versions.h).
 #pragma once
 
 #include <cstdint>
@@ -35,7 +36,8 @@ std::string_view api_name(bool driver, uint32_t cbid);
 
 // Tells CUPTI not to record, one callback id at a time, the calls we drop.
 // Call it after enabling the API activity kinds (enabling a kind again undoes
-// it). Returns "" when CUPTI accepted every switch, else the last refusal.
+// it). Returns "" when CUPTI accepted every switch, else the last refusal
+// (before CUPTI 12.5: that the switch does not exist).
 std::string switch_off_unkept_api_calls();
 
 }  // namespace ts::profiler::cupti

@@ -11,6 +11,7 @@
 
 #include "profiler/collector.h"
 #include "profiler/cupti_api_selection.h"
+#include "profiler/cupti_versions.h"
 
 namespace ts::profiler::cupti {
 
@@ -76,17 +77,23 @@ const char* overhead_name(CUpti_ActivityOverheadKind kind) {
     case CUPTI_ACTIVITY_OVERHEAD_CUPTI_BUFFER_FLUSH: return "Buffer Flush";
     case CUPTI_ACTIVITY_OVERHEAD_CUPTI_INSTRUMENTATION: return "Instrumentation";
     case CUPTI_ACTIVITY_OVERHEAD_CUPTI_RESOURCE: return "Resource";
+#if TS_CUPTI_HAS_MODULE_LOADING_OVERHEAD
     case CUPTI_ACTIVITY_OVERHEAD_RUNTIME_TRIGGERED_MODULE_LOADING: return "Runtime Triggered Module Loading";
     case CUPTI_ACTIVITY_OVERHEAD_LAZY_FUNCTION_LOADING: return "Lazy Function Loading";
+#endif
+#if TS_CUPTI_HAS_COMMAND_BUFFER_FULL_OVERHEAD
     case CUPTI_ACTIVITY_OVERHEAD_COMMAND_BUFFER_FULL: return "Command Buffer Full";
+#endif
+#if TS_CUPTI_HAS_BUFFER_REQUEST_OVERHEAD
     case CUPTI_ACTIVITY_OVERHEAD_ACTIVITY_BUFFER_REQUEST: return "Activity Buffer Request";
+#endif
     default: return "Unknown Overhead";
   }
 }
 
 // ---- one reader per record kind ---------------------------------------------------
 
-void keep_kernel(const CUpti_ActivityKernel10& k, KeptRecords& kept) {
+void keep_kernel(const KernelActivity& k, KeptRecords& kept) {
   const auto [name, mangled] = kernel_names(k.name);
   kept.gpu.push_back({.kind = EventKind::kernel,
                       .start = static_cast<int64_t>(k.start),
@@ -104,7 +111,7 @@ void keep_kernel(const CUpti_ActivityKernel10& k, KeptRecords& kept) {
                                  .dynamic_shared_memory = k.dynamicSharedMemory}});
 }
 
-void keep_memcpy(const CUpti_ActivityMemcpy6& m, KeptRecords& kept) {
+void keep_memcpy(const MemcpyActivity& m, KeptRecords& kept) {
   const std::string_view name = detail::intern(
       fmt::format("Memcpy {} ({} -> {})", copy_kind(m.copyKind), memory_kind(m.srcKind), memory_kind(m.dstKind)));
   kept.gpu.push_back({.kind = EventKind::memcpy,
@@ -132,7 +139,7 @@ void keep_memset(const CUpti_ActivityMemset4& m, KeptRecords& kept) {
 }
 
 // CUPTI names only the sync's context: the conversion finds its device.
-void keep_sync(const CUpti_ActivitySynchronization2& s, KeptRecords& kept) {
+void keep_sync(const SyncActivity& s, KeptRecords& kept) {
   kept.gpu.push_back({.kind = EventKind::cuda_sync,
                       .start = static_cast<int64_t>(s.start),
                       .end = static_cast<int64_t>(s.end),
@@ -161,12 +168,12 @@ void keep_correlation(const CUpti_ActivityExternalCorrelation& x, KeptRecords& k
   if (x.externalKind == CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM1) kept.annotation_of[x.correlationId] = x.externalId;
 }
 
-void keep_overhead(const CUpti_ActivityOverhead3& o, KeptRecords& kept) {
+void keep_overhead(const OverheadActivity& o, KeptRecords& kept) {
   kept.overhead.push_back(
       {.start = static_cast<int64_t>(o.start), .end = static_cast<int64_t>(o.end), .name = overhead_name(o.overheadKind)});
 }
 
-// CUPTI's records share a header (`kind`); the full struct is the one for that kind and version.
+// CUPTI's records share a header (`kind`); the full struct is the one for that kind and version (cupti_versions.h).
 template <typename Record>
 const Record& as(const CUpti_Activity& record) {
   return *reinterpret_cast<const Record*>(&record);
@@ -177,15 +184,15 @@ const Record& as(const CUpti_Activity& record) {
 void keep_record(const CUpti_Activity& record, KeptRecords& kept) {
   switch (record.kind) {
     case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
-    case CUPTI_ACTIVITY_KIND_KERNEL: return keep_kernel(as<CUpti_ActivityKernel10>(record), kept);
-    case CUPTI_ACTIVITY_KIND_MEMCPY: return keep_memcpy(as<CUpti_ActivityMemcpy6>(record), kept);
+    case CUPTI_ACTIVITY_KIND_KERNEL: return keep_kernel(as<KernelActivity>(record), kept);
+    case CUPTI_ACTIVITY_KIND_MEMCPY: return keep_memcpy(as<MemcpyActivity>(record), kept);
     case CUPTI_ACTIVITY_KIND_MEMSET: return keep_memset(as<CUpti_ActivityMemset4>(record), kept);
-    case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION: return keep_sync(as<CUpti_ActivitySynchronization2>(record), kept);
+    case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION: return keep_sync(as<SyncActivity>(record), kept);
     case CUPTI_ACTIVITY_KIND_RUNTIME: return keep_api_call(as<CUpti_ActivityAPI>(record), false, kept);
     case CUPTI_ACTIVITY_KIND_DRIVER: return keep_api_call(as<CUpti_ActivityAPI>(record), true, kept);
     case CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION:
       return keep_correlation(as<CUpti_ActivityExternalCorrelation>(record), kept);
-    case CUPTI_ACTIVITY_KIND_OVERHEAD: return keep_overhead(as<CUpti_ActivityOverhead3>(record), kept);
+    case CUPTI_ACTIVITY_KIND_OVERHEAD: return keep_overhead(as<OverheadActivity>(record), kept);
     default: return;
   }
 }
