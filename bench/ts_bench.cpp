@@ -72,22 +72,6 @@ double median_us_per_call(const std::function<void()>& fn, int inner, int repeat
   return samples[static_cast<size_t>(repeats / 2)];
 }
 
-// The same with a call after each batch that is not timed (a device synchronize).
-double median_us_per_call(const std::function<void()>& fn, int inner, int repeats, const std::function<void()>& after) {
-  for (int i = 0; i < inner; ++i) fn();
-  after();
-  std::vector<double> samples;
-  for (int r = 0; r < repeats; ++r) {
-    const auto t0 = std::chrono::steady_clock::now();
-    for (int i = 0; i < inner; ++i) fn();
-    const auto t1 = std::chrono::steady_clock::now();
-    after();
-    samples.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count() / inner);
-  }
-  std::nth_element(samples.begin(), samples.begin() + repeats / 2, samples.end());
-  return samples[static_cast<size_t>(repeats / 2)];
-}
-
 // Two loops timed in alternation, batch against batch, so that a change in the
 // machine's speed hits both alike: the medians of each, of their difference and
 // of their ratio (per call, microseconds). `after` runs after every batch and
@@ -138,6 +122,22 @@ struct Entry {
 };
 
 #if TS_HAVE_CUDA
+// The same with a call after each batch that is not timed (a device synchronize).
+double median_us_per_call(const std::function<void()>& fn, int inner, int repeats, const std::function<void()>& after) {
+  for (int i = 0; i < inner; ++i) fn();
+  after();
+  std::vector<double> samples;
+  for (int r = 0; r < repeats; ++r) {
+    const auto t0 = std::chrono::steady_clock::now();
+    for (int i = 0; i < inner; ++i) fn();
+    const auto t1 = std::chrono::steady_clock::now();
+    after();
+    samples.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count() / inner);
+  }
+  std::nth_element(samples.begin(), samples.begin() + repeats / 2, samples.end());
+  return samples[static_cast<size_t>(repeats / 2)];
+}
+
 // Median device time (milliseconds) of fn over `repeats` runs, each bracketed by
 // CUDA events after the L2-emptying memset described above (bench/bench_timing.h).
 using ts::bench::median_device_ms;

@@ -15,8 +15,8 @@
 #   - no GPU visible: the portable set ("portable" asks for it anyway), machine code for every
 #     common generation from Turing on and PTX for the newest, which the driver compiles for a GPU
 #     newer than the toolkit.
-# The oldest toolkit: CUDA 12.4 (C++20 in nvcc, the sm_90a target, CUPTI's activity records as the
-# profiler reads them; README.md says what each version adds).
+# The oldest toolkit: CUDA 12.4, the oldest whose nvcc compiled every .cu file here
+# (tools/cuda_toolkit_check.sh); README.md ("Toolkits") says what newer ones add and where it is guarded.
 
 set(TS_CUDA AUTO CACHE STRING "Build the CUDA backend: AUTO (when nvcc is found), ON (required) or OFF (CPU only)")
 set_property(CACHE TS_CUDA PROPERTY STRINGS AUTO ON OFF)
@@ -24,14 +24,16 @@ set(TS_CUDA_MIN_VERSION 12.4)
 
 set(TS_HAVE_CUDA OFF)
 if(NOT TS_CUDA STREQUAL "OFF")
-  if(NOT CMAKE_CUDA_COMPILER AND "$ENV{CUDACXX}" STREQUAL "")
-    find_program(TS_NVCC nvcc PATHS /usr/local/cuda/bin NO_CACHE)
-    if(TS_NVCC)
-      set(CMAKE_CUDA_COMPILER "${TS_NVCC}")
-    endif()
-  endif()
+  # CMake looks for nvcc on PATH (or where $CUDACXX says); the toolkit's usual home,
+  # /usr/local/cuda, is often not on PATH: asked second. check_language compiles a test program,
+  # so an nvcc that does not run (a wrapper left behind) counts as none.
   include(CheckLanguage)
   check_language(CUDA)
+  if(NOT CMAKE_CUDA_COMPILER AND "$ENV{CUDACXX}" STREQUAL "" AND EXISTS /usr/local/cuda/bin/nvcc)
+    unset(CMAKE_CUDA_COMPILER CACHE)
+    set(ENV{CUDACXX} /usr/local/cuda/bin/nvcc)
+    check_language(CUDA)
+  endif()
   if(CMAKE_CUDA_COMPILER)
     set(TS_HAVE_CUDA ON)
   elseif(TS_CUDA STREQUAL "ON")

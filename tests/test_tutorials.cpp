@@ -136,12 +136,13 @@ TEST_CASE("profiler cuda: tutorial 04 counts every path's kernels on the gpu at 
     CHECK(out.find("kernels: expected") != std::string::npos);
     CHECK(out.find("MISMATCH") == std::string::npos);
   }
+  // A head dim the rung lacks is the user's to fix: refused with the reason. (A path this GPU
+  // cannot run at all was replaced above, and the replacement decides what it takes.)
   for (const char* path : {"flash_v2", "flash_v3"}) {
+    if (!gpu_refusal(path).empty()) continue;
     const auto [status, out] = run_captured("04_attention", std::string("--path ") + path + " --head-dim 96" + small);
     INFO(out);
     CHECK(status != 0);
-    // What the GPU lacks comes first; on a GPU that has it, the rung's head dims.
-    const std::string gpu = gpu_refusal(path);
-    CHECK(out.find(gpu.empty() ? std::string("head dim 96 is not supported") : gpu) != std::string::npos);
+    CHECK(out.find("head dim 96 is not supported") != std::string::npos);
   }
 }

@@ -2,7 +2,7 @@
 # tools/cpu_only_check.sh [BUILD]: tensorscope as a learner without the CUDA toolkit gets it.
 #
 # The toolkit is hidden first: in a mount namespace of this command's own (unshare -m), an empty
-# tmpfs covers every /usr/local/cuda* folder, and PATH loses every folder that holds nvcc. Then, in
+# tmpfs covers every /usr/local/cuda* folder, and /dev/null covers any other nvcc on PATH. Then, in
 # BUILD (build/cpu-only):
 #   1. configure: CMake must find no CUDA compiler and say it builds the CPU runtime alone;
 #   2. build everything;
@@ -21,21 +21,18 @@ if [[ ${TS_TOOLKIT_HIDDEN:-} != 1 ]]; then
 fi
 
 for dir in /usr/local/cuda*; do
-  [[ -d $dir && ! -L $dir ]] && mount -t tmpfs -o size=1m tensorscope-no-cuda "$dir"
+  if [[ -d $dir && ! -L $dir ]]; then mount -t tmpfs -o size=1m tensorscope-no-cuda "$dir"; fi
 done
-clean_path=()
-IFS=: read -ra path_dirs <<<"$PATH"
-for dir in "${path_dirs[@]}"; do
-  [[ -x $dir/nvcc ]] || clean_path+=("$dir")
-done
-PATH=$(IFS=:; echo "${clean_path[*]}")
-export PATH
+# An nvcc elsewhere on PATH (a wrapper script, a distribution's package): nothing that runs.
+while read -r nvcc; do
+  mount --bind /dev/null "$nvcc"
+done < <(type -ap nvcc)
 unset CUDACXX CUDA_PATH CUDAToolkit_ROOT
-if command -v nvcc >/dev/null || [[ -e /usr/local/cuda/bin/nvcc ]]; then
-  echo "cpu_only_check.sh: nvcc is still in sight ($(command -v nvcc || echo /usr/local/cuda/bin/nvcc))" >&2
+if nvcc --version >/dev/null 2>&1 || [[ -e /usr/local/cuda/bin/nvcc ]]; then
+  echo "cpu_only_check.sh: an nvcc still runs ($(type -p nvcc || echo /usr/local/cuda/bin/nvcc))" >&2
   exit 1
 fi
-echo "== the CUDA toolkit is hidden: no nvcc on PATH, /usr/local/cuda* empty"
+echo "== the CUDA toolkit is hidden: /usr/local/cuda* empty, no nvcc that runs"
 
 echo "== configure $BUILD"
 rm -rf "$BUILD"

@@ -121,7 +121,6 @@ Tensor scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tens
   return dispatch(call);
 }
 
-#if TS_HAVE_CUDA
 std::string sdpa_rung_refusal(const Variant& variant, const Tensor& q, const Tensor& k, const Tensor& v,
                               bool is_causal) {
   const SdpaAttrs attrs{is_causal, 0};
@@ -131,6 +130,7 @@ std::string sdpa_rung_refusal(const Variant& variant, const Tensor& q, const Ten
   return variant.accepts(call, &why) ? std::string() : why;
 }
 
+#if TS_HAVE_CUDA
 // The fused rungs write a fresh [B, H, S, D] output (the math rung returns its last matmul's).
 void sdpa_flash_v1(const Tensor& q, const Tensor& k, const Tensor& v, const SdpaAttrs& attrs, Tensor& out) {
   out = make_contiguous_tensor(q.shape(), {q.dtype(), q.device()});

@@ -8,6 +8,9 @@
 #include "ops/matmul/matmul.h"
 
 #include <algorithm>
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
 
 #include "ops/checks.h"
 #include "ops/dispatch.h"
@@ -111,6 +114,23 @@ void prepare_linear_geglu(OpCall& call) {
 }
 
 }  // namespace
+
+// The TF32 switch (ops.h), kept here so that every build has it; the cuBLASLt rung reads it.
+namespace {
+std::atomic<int> tf32_allowed{-1};  // -1: not decided yet; read TS_ALLOW_TF32 at first use
+}
+
+void cuda::set_allow_tf32(bool allow) { tf32_allowed.store(allow ? 1 : 0); }
+
+bool cuda::allow_tf32() {
+  int v = tf32_allowed.load(std::memory_order_relaxed);
+  if (v < 0) {
+    const char* env = std::getenv("TS_ALLOW_TF32");
+    v = env != nullptr && std::strcmp(env, "1") == 0 ? 1 : 0;
+    tf32_allowed.store(v);
+  }
+  return v == 1;
+}
 
 Tensor mm(const Tensor& a, const Tensor& b, Where loc) {
   const NoAttrs attrs;

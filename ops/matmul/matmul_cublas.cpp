@@ -23,9 +23,6 @@
 #include <cublasLt.h>
 
 #include <array>
-#include <atomic>
-#include <cstdlib>
-#include <cstring>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -38,24 +35,6 @@
 #include "tensor/cuda_device.h"
 
 namespace ts {
-
-// ---- the TF32 switch ------------------------------------------------------------------
-
-namespace {
-std::atomic<int> tf32_allowed{-1};  // -1: not decided yet; read TS_ALLOW_TF32 at first use
-}
-
-void cuda::set_allow_tf32(bool allow) { tf32_allowed.store(allow ? 1 : 0); }
-
-bool cuda::allow_tf32() {
-  int v = tf32_allowed.load(std::memory_order_relaxed);
-  if (v < 0) {
-    const char* env = std::getenv("TS_ALLOW_TF32");
-    v = env != nullptr && std::strcmp(env, "1") == 0 ? 1 : 0;
-    tf32_allowed.store(v);
-  }
-  return v == 1;
-}
 
 namespace {
 
