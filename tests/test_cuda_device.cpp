@@ -7,12 +7,14 @@
 #include <doctest/doctest.h>
 
 #include <cstdlib>
+#include <sstream>
 #include <string>
 
 #include "ops/dispatch.h"
 #include "ops/ops.h"
 #include "ops/registry.h"
 #include "tensor/cuda_device.h"
+#include "tests/support/quote_check.h"
 #include "tests/support/run_command.h"
 
 #ifndef TS_TUTORIAL_DIR
@@ -117,4 +119,24 @@ TEST_CASE("cuda: a TS_DEVICE_CAPABILITY the GPU cannot honour stops the first CU
   // The GPU's own capability is honoured as such.
   const ts::testing::Run same = ts::testing::run("TS_DEVICE_CAPABILITY=" + ts::cuda::to_string(t.gpu) + " " + tutorial);
   CHECK(same.status == 0);
+}
+
+// README.md's message for a GPU without code is the one the H200 printed: every line of the excerpt
+// under its "<!-- from FILE -->" comment is a line of FILE.
+TEST_CASE("device: README.md quotes the no-code message as the committed H200 run printed it") {
+  const std::string readme = ts::testing::read_source("README.md");
+  const std::string marker = "<!-- from docs/h200-runs/portability/no-code.log -->";
+  const size_t at = readme.find(marker);
+  REQUIRE(at != std::string::npos);
+  const size_t open = readme.find("```\n", at), close = readme.find("\n```", open + 4);
+  REQUIRE(open != std::string::npos);
+  REQUIRE(close != std::string::npos);
+  const std::string log = ts::testing::read_source("docs/h200-runs/portability/no-code.log");
+  std::istringstream lines(readme.substr(open + 4, close - open - 4));
+  int quoted = 0;
+  for (std::string line; std::getline(lines, line); ++quoted) {
+    INFO(line);
+    CHECK(log.find(line + "\n") != std::string::npos);
+  }
+  CHECK(quoted == 2);
 }

@@ -508,15 +508,21 @@ bool lesson_syncs(const Flags& f, ts::Device device) {
              "hidden {}  {}  {}\n\n",
              f.batch, f.seq, f.dim, f.hidden, f.dtype, device.str());
   fmt::print("Guess first, then look:\n");
-  fmt::print("  - each step: y = mlp(x); loss = sum(sum(y * y, 1), 0), a one-element tensor on the device. Three\n"
-             "    loops: none (the loss stays on the GPU), item (loss.item<float>() every step), to_cpu\n"
-             "    (ts::to(loss, cpu) every step).\n");
+  // In f16 the total of the row sums (8192 rows of about 768) would overflow (65504 at most): there
+  // the rows are added in f32.
+  const bool f32_total = dtype == ts::DType::f16;
+  const ts::DType loss_dtype = f32_total ? ts::DType::f32 : dtype;
+  fmt::print("  - each step: y = mlp(x); loss = {}, a one-element tensor on the device{}.\n"
+             "    Three loops: none (the loss stays on the GPU), item (loss.item<float>() every step), to_cpu\n"
+             "    (ts::to(loss, cpu) every step).\n",
+             f32_total ? "sum(to(sum(y * y, 1), f32), 0)" : "sum(sum(y * y, 1), 0)",
+             f32_total ? " (its rows added in f32: in f16 their total would overflow)" : "");
   if (device.is_cuda()) {
     fmt::print("  - none: the CPU only queues work. It finishes a step's launches long before the GPU has run\n"
                "    them and goes on to the next: a kernel starts long after its launch call (the queue),\n"
                "    the GPU never waits, and the wait comes once, in the cudaDeviceSynchronize that ends the\n"
                "    window.\n"
-               "  - item: item() is not an op here: it is a plain cudaMemcpy of the 2-byte loss to the host.\n"
+               "  - item: item() is not an op here: it is a plain cudaMemcpy of the {}-byte loss to the host.\n"
                "    The copy waits behind the whole step's GPU work, so the cudaMemcpy row's CPU time is about\n"
                "    the step's GPU time. The table shows it as a runtime row under ProfilerStep*, with no op\n"
                "    around it; the trace shows its flow arrow to a Memcpy DtoH at the end of the step's kernels.\n"
@@ -525,7 +531,8 @@ bool lesson_syncs(const Flags& f, ts::Device device) {
                "  - to_cpu: an op. ts::to -> ts::copy_ -> cudaMemcpyAsync + cudaStreamSynchronize, as PyTorch's\n"
                "    item() is aten::item -> aten::_local_scalar_dense -> cudaMemcpyAsync + cudaStreamSynchronize.\n"
                "    The culprit is the op with the large CPU total; the trace shows a Stream Sync on the\n"
-               "    stream's lane with the sync call's flow. Printing a CUDA tensor (str()) reads it the same way.\n");
+               "    stream's lane with the sync call's flow. Printing a CUDA tensor (str()) reads it the same way.\n",
+               ts::element_size(loss_dtype));
   } else {
     fmt::print("  - on the CPU every op has finished when it returns: reading the loss waits for nothing, the\n"
                "    three loops cost the same. Run with --device cuda to see the waits.\n");
@@ -543,7 +550,8 @@ bool lesson_syncs(const Flags& f, ts::Device device) {
   for (Read read : {Read::none, Read::item, Read::to_cpu}) {
     const auto step = [&] {
       y = mlp.forward(x);
-      loss = ts::sum(ts::sum(ts::mul(y, y).view({T, f.dim}), 1), 0);
+      const ts::Tensor rows = ts::sum(ts::mul(y, y).view({T, f.dim}), 1);
+      loss = ts::sum(f32_total ? ts::to(rows, ts::DType::f32) : rows, 0);
       if (read == Read::item) read_value = loss.item<float>();
       if (read == Read::to_cpu) read_value = ts::to(loss, ts::kCPU).item<float>();
     };
