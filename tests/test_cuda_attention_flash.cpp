@@ -209,11 +209,11 @@ void check_rungs(const Inputs& in, DType dtype, const Shape& sh, int64_t D, cons
 // it has not, the reason is said once.
 bool runs_here(const Rung& rung) {
   const ts::Variant* v = ts::find_variant(rung.variant);
-  REQUIRE_MESSAGE(v != nullptr, rung.variant, " is not registered");
+  REQUIRE_MESSAGE(v != nullptr, std::string(rung.variant), " is not registered");
   std::string why;
   if (ts::gpu_meets(v->needs, ts::kCUDA, &why)) return true;
   static std::set<std::string> said;
-  if (said.insert(rung.variant).second) MESSAGE(rung.variant, " not checked on this GPU: ", why);
+  if (said.insert(rung.variant).second) MESSAGE(std::string(rung.variant), " not checked on this GPU: ", why);
   return false;
 }
 

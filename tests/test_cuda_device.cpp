@@ -45,7 +45,7 @@ TEST_CASE("cuda: device target: the GPU's capability, the code it runs, the capa
   const ts::cuda::DeviceProperties p = ts::cuda::device_properties(0);
   MESSAGE("cuda:0 ", t.name, ": compute capability ", ts::cuda::to_string(t.gpu), ", rungs chosen as ",
           ts::cuda::to_string(t.chosen_as), ", code compute_", t.code.major, t.code.minor, " of ",
-          ts::cuda::built_architectures(), ts::cuda::built_sm90a() ? " (+ sm_90a)" : "");
+          std::string(ts::cuda::built_architectures()), ts::cuda::built_sm90a() ? " (+ sm_90a)" : "");
   CHECK(t.name == p.name);
   CHECK(t.gpu == ComputeCapability{p.major, p.minor});
   // The driver runs code built for this GPU's generation or an older one, never a newer one.
@@ -73,7 +73,7 @@ TEST_CASE("cuda: a rung forced by name on a GPU without what it needs throws the
     const bool meets = ts::gpu_meets(v->needs, ts::kCUDA, &why);
     const ComputeCapability wanted{v->needs.major, v->needs.minor};
     const ComputeCapability usable = t.chosen_as < t.code ? t.chosen_as : t.code;
-    INFO(v->name, " needs ", ts::gpu_needs_name(v->needs), "; ", why);
+    INFO(std::string(v->name), " needs ", ts::gpu_needs_name(v->needs), "; ", why);
     // The rule itself: exactly 9.0 (and sm_90a code) for the exact ones, at least the capability otherwise.
     CHECK(meets == (v->needs.exact ? ts::cuda::built_sm90a() && t.chosen_as == wanted : usable >= wanted));
     if (meets) continue;
@@ -139,4 +139,28 @@ TEST_CASE("device: README.md quotes the no-code message as the committed H200 ru
     CHECK(log.find(line + "\n") != std::string::npos);
   }
   CHECK(quoted == 2);
+}
+
+// tutorials/README.md ("Your GPU") quotes what the tutorials printed under TS_DEVICE_CAPABILITY on the
+// H200: each quoted line is in the committed run of the capability its row names.
+TEST_CASE("device: tutorials/README.md quotes the emulated H200 runs as they printed") {
+  const std::string readme = ts::testing::read_source("tutorials/README.md");
+  const std::string log80 = ts::testing::read_source("docs/h200-runs/portability/emulate-8.0.log");
+  const std::string log75 = ts::testing::read_source("docs/h200-runs/portability/emulate-7.5-run2.log");
+  std::istringstream lines(readme.substr(readme.find("The lines\nthat differ from the H200's own run:")));
+  int quoted = 0;
+  for (std::string line; std::getline(lines, line);) {
+    const bool both = line.rfind("| 8.0 and 7.5 |", 0) == 0, only80 = line.rfind("| 8.0 |", 0) == 0,
+               only75 = line.rfind("| 7.5 |", 0) == 0;
+    if (!both && !only80 && !only75) continue;
+    const size_t third = line.find('|', line.find('|', line.find('|') + 1) + 1);  // the third column's bar
+    const size_t open = line.find('`', third), close = line.find('`', open + 1);
+    REQUIRE(close != std::string::npos);
+    const std::string quote = line.substr(open + 1, close - open - 1);
+    INFO(line);
+    if (both || only80) CHECK(log80.find(quote) != std::string::npos);
+    if (both || only75) CHECK(log75.find(quote) != std::string::npos);
+    ++quoted;
+  }
+  CHECK(quoted == 4);
 }

@@ -79,13 +79,13 @@ struct PreferVariant {
   ts::VariantOverride use;
   std::string lacks;  // why this GPU cannot run the variant ("" when it can)
   explicit PreferVariant(const Variant& v) : use(v.name, ts::VariantOverride::Mode::prefer) {
-    if (!ts::gpu_meets(v.needs, kGpu, &lacks)) MESSAGE(v.name, " not run on this GPU: ", lacks);
+    if (!ts::gpu_meets(v.needs, kGpu, &lacks)) MESSAGE(std::string(v.name), " not run on this GPU: ", lacks);
   }
   ~PreferVariant() {
     if (lacks.empty())
-      CHECK_MESSAGE(use.calls() > 0, use.variant().name, " ran none of the cases");
+      CHECK_MESSAGE(use.calls() > 0, std::string(use.variant().name), " ran none of the cases");
     else
-      CHECK_MESSAGE(use.calls() == 0, use.variant().name, " ran although its GPU lacks what it needs");
+      CHECK_MESSAGE(use.calls() == 0, std::string(use.variant().name), " ran although its GPU lacks what it needs");
   }
   // Whether case i of the sweep runs (TS_GPU_TEST_QUICK): every case, every other one, or, in once
   // mode, until this variant has run one case of `dtype` (each dtype is a kernel of its own).
@@ -668,7 +668,7 @@ TEST_CASE("cuda: tensor-core GEMM rungs (mma.sync, wgmma) on tile edges, both B 
                            "addmm/cuda/wgmma"}) {
     ts::VariantOverride use(name);  // forced: a call the rung refuses is an error, not a fallback
     if (std::string why; !ts::gpu_meets_rung(name, kGpu, &why)) {
-      MESSAGE(name, " not run on this GPU: ", why);
+      MESSAGE(std::string(name), " not run on this GPU: ", why);
       // Forced by name where the GPU lacks what it needs: the reason, as a ts::Error, no launch.
       const Pair a = make_both({16, 16}, DType::bf16, 5990);
       const std::string n(name);

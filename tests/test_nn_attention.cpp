@@ -171,7 +171,7 @@ std::vector<AttentionPath> gpu_paths() {
   for (AttentionPath path : {AttentionPath::naive, AttentionPath::inplace, AttentionPath::math,
                              AttentionPath::flash_v1, AttentionPath::flash_v2, AttentionPath::flash_v3}) {
     if (const std::string why = gpu_refusal(path); !why.empty())
-      MESSAGE(ts::nn::attention_path_name(path), " skipped: ", why);
+      MESSAGE(std::string(ts::nn::attention_path_name(path)), " skipped: ", why);
     else
       paths.push_back(path);
   }
@@ -438,7 +438,7 @@ TEST_CASE("cuda: nn attention: a fused path on a GPU without what its rung needs
     const std::string why = gpu_refusal(path);
     if (why.empty()) continue;
     ++refused;
-    INFO(ts::nn::attention_path_name(path), " refused: ", why);
+    INFO(std::string(ts::nn::attention_path_name(path)), " refused: ", why);
     // The rung's reason names the instructions and this GPU's compute capability; the layer throws
     // it rather than run another rung.
     const std::string refusal = ts::nn::attention_path_refusal(path, x.q, x.k, x.v, true);

@@ -125,7 +125,7 @@ TEST_CASE("profiler cuda: tutorial 04 counts every path's kernels on the gpu at 
   for (const char* path : {"naive", "inplace", "math", "flash_v1", "flash_v2", "flash_v3"}) {
     if (const std::string why = gpu_refusal(path); !why.empty()) {
       // The lesson says why this GPU cannot run the path and runs the best fused rung it has.
-      MESSAGE(path, " replaced on this GPU: ", why);
+      MESSAGE(std::string(path), " replaced on this GPU: ", why);
       const auto [status, out] = run_captured("04_attention", std::string("--path ") + path + " --head-dim 64" + small);
       INFO(out);
       CHECK(status == 0);
