@@ -4,9 +4,11 @@
 //
 // Without a GPU the cases say why they did nothing. make gpu-check runs the suite again under
 // TS_DEVICE_CAPABILITY=8.0 and 7.5 on the H200: these cases then check the emulation itself.
+// The "device:" cases hold the READMEs' portability quotes to the committed runs they name.
 #include <doctest/doctest.h>
 
 #include <cstdlib>
+#include <regex>
 #include <sstream>
 #include <string>
 
@@ -163,4 +165,20 @@ TEST_CASE("device: tutorials/README.md quotes the emulated H200 runs as they pri
     ++quoted;
   }
   CHECK(quoted == 4);
+}
+
+// README.md's cost of the portable set: every "N s" of its paragraph is a time the committed CI run
+// of a fresh clone printed.
+TEST_CASE("device: README.md's cost of the portable set is the committed CI run's") {
+  const std::string readme = ts::testing::read_source("README.md");
+  const std::string run = ts::testing::read_source("docs/cpu-runs/ci/fresh-clone.txt");
+  const size_t from = readme.find("What the portable set costs");
+  REQUIRE(from != std::string::npos);
+  const std::string paragraph = readme.substr(from, readme.find("\n\n", from) - from);
+  CHECK(paragraph.find("`docs/cpu-runs/ci/fresh-clone.txt`") != std::string::npos);
+  static const std::regex seconds(R"((\d+) s\b)");
+  int quoted = 0;
+  for (std::sregex_iterator it(paragraph.begin(), paragraph.end(), seconds), end; it != end; ++it, ++quoted)
+    CHECK_MESSAGE(run.find(it->str()) != std::string::npos, it->str(), " is not in docs/cpu-runs/ci/fresh-clone.txt");
+  CHECK(quoted == 6);
 }

@@ -149,7 +149,9 @@ fi
 
 # --- the compile database, with the installed toolkit -------------------------------------------
 db=$work/db
-cmake -S "$repo" -B "$db" -G Ninja -DCMAKE_CUDA_COMPILER="$cuda_home/bin/nvcc" \
+# Built for 90 alone, whatever the default would pick: one --generate-code flag per .cu file to
+# retarget, and the sm_90a objects in the database.
+cmake -S "$repo" -B "$db" -G Ninja -DCMAKE_CUDA_COMPILER="$cuda_home/bin/nvcc" -DCMAKE_CUDA_ARCHITECTURES=90 \
   -DCMAKE_BUILD_TYPE=RelWithDebInfo >"$out/logs/configure.log" 2>&1 ||
   { tail -20 "$out/logs/configure.log"; die "cmake configure failed"; }
 
