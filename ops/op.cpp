@@ -9,9 +9,12 @@ bool gpu_meets(const GpuNeeds& needs, Device device, std::string* why) {
   if (!device.is_cuda() || !needs.above_oldest()) return true;
   const cuda::DeviceTarget& t = cuda::target(device.index);
   const cuda::ComputeCapability wanted{needs.major, needs.minor};
-  const std::string emulated =
-      t.emulated() ? fmt::format(" (chosen as by TS_DEVICE_CAPABILITY; the GPU itself is {})", cuda::to_string(t.gpu))
-                   : std::string();
+  // The capability rungs are chosen for, as a refusal names it (formatted only when one is asked for).
+  const auto chosen_as = [&t] {
+    return t.emulated() ? fmt::format("{} as TS_DEVICE_CAPABILITY chooses (the GPU itself is {})",
+                                      cuda::to_string(t.chosen_as), cuda::to_string(t.gpu))
+                        : cuda::to_string(t.chosen_as);
+  };
   if (needs.exact) {
     if (!cuda::built_sm90a()) {
       if (why)
@@ -22,16 +25,16 @@ bool gpu_meets(const GpuNeeds& needs, Device device, std::string* why) {
     }
     if (t.chosen_as != wanted) {
       if (why)
-        *why = fmt::format("needs compute capability {} exactly ({}); {} is {}{}", cuda::to_string(wanted), needs.what,
-                           device.str(), cuda::to_string(t.chosen_as), emulated);
+        *why = fmt::format("needs compute capability {} exactly ({}); {} is {}", cuda::to_string(wanted), needs.what,
+                           device.str(), chosen_as());
       return false;
     }
     return true;
   }
   if (t.chosen_as < wanted) {
     if (why)
-      *why = fmt::format("needs compute capability {} ({}); {} is {}{}", cuda::to_string(wanted), needs.what,
-                         device.str(), cuda::to_string(t.chosen_as), emulated);
+      *why = fmt::format("needs compute capability {} ({}); {} is {}", cuda::to_string(wanted), needs.what,
+                         device.str(), chosen_as());
     return false;
   }
   if (t.code < wanted) {
