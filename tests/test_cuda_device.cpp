@@ -127,20 +127,14 @@ TEST_CASE("cuda: a TS_DEVICE_CAPABILITY the GPU cannot honour stops the first CU
 // under its "<!-- from FILE -->" comment is a line of FILE.
 TEST_CASE("device: README.md quotes the no-code message as the committed H200 run printed it") {
   const std::string readme = ts::testing::read_source("README.md");
-  const std::string marker = "<!-- from docs/h200-runs/portability/no-code.log -->";
-  const size_t at = readme.find(marker);
+  const size_t at = readme.find("<!-- from docs/h200-runs/portability/no-code.log -->");
   REQUIRE(at != std::string::npos);
   const size_t open = readme.find("```\n", at), close = readme.find("\n```", open + 4);
   REQUIRE(open != std::string::npos);
   REQUIRE(close != std::string::npos);
-  const std::string log = ts::testing::read_source("docs/h200-runs/portability/no-code.log");
-  std::istringstream lines(readme.substr(open + 4, close - open - 4));
-  int quoted = 0;
-  for (std::string line; std::getline(lines, line); ++quoted) {
-    INFO(line);
-    CHECK(log.find(line + "\n") != std::string::npos);
-  }
-  CHECK(quoted == 2);
+  const ts::testing::QuoteCheck n = ts::testing::check_quotes(
+      "README.md", readme.substr(at, close + 4 - at), ts::testing::read_source("docs/h200-runs/portability/no-code.log"));
+  CHECK(n.excerpt_lines == 2);
 }
 
 // tutorials/README.md ("Your GPU") quotes what the tutorials printed under TS_DEVICE_CAPABILITY on the
@@ -149,7 +143,9 @@ TEST_CASE("device: tutorials/README.md quotes the emulated H200 runs as they pri
   const std::string readme = ts::testing::read_source("tutorials/README.md");
   const std::string log80 = ts::testing::read_source("docs/h200-runs/portability/emulate-8.0.log");
   const std::string log75 = ts::testing::read_source("docs/h200-runs/portability/emulate-7.5-run2.log");
-  std::istringstream lines(readme.substr(readme.find("The lines\nthat differ from the H200's own run:")));
+  const size_t table = readme.find("The lines\nthat differ from the H200's own run:");
+  REQUIRE(table != std::string::npos);
+  std::istringstream lines(readme.substr(table));
   int quoted = 0;
   for (std::string line; std::getline(lines, line);) {
     const bool both = line.rfind("| 8.0 and 7.5 |", 0) == 0, only80 = line.rfind("| 8.0 |", 0) == 0,
