@@ -36,24 +36,27 @@ configure: deps
 build: configure
 	cmake --build $(BUILD)
 
-tutorials: build
+# The tutorials alone first (the tests, benchmarks and ladder build on `make test` or `make build`),
+# then every run, each announced before it starts.
+tutorials: configure
+	@echo "make tutorials: building the six tutorials in $(BUILD) (a first build: about $(FIRST_BUILD_HINT))"
+	cmake --build $(BUILD) --target tutorials
 	@bash tutorials/run_all.sh $(BUILD)
 
-# ctest's "100% tests passed" counts skipped tests as not failed: the last line says how many
-# ran and passed, and how many were skipped (a GPU test without a GPU, HTA without PyPI).
+# ctest's "100% tests passed" counts skipped tests as not failed: tools/test_summary.py prints
+# why each skipped test was skipped (a GPU test without a GPU, HTA without PyPI), grouped by
+# reason, then one line counting what passed, was skipped and failed.
 test: build
 	@cd $(BUILD) && set -o pipefail && ctest --output-on-failure 2>&1 | tee ctest.log; status=$$?; \
-	  echo "tests: $$(grep -c ' Passed ' ctest.log) passed, $$(grep -c '[*]Skipped' ctest.log) skipped (not run:" \
-	       "listed above), $$(grep -cE '[*](Failed|Exception|Timeout)' ctest.log) failed"; exit $$status
+	  python3 $(CURDIR)/tools/test_summary.py ctest.log Testing/Temporary/LastTest.log; exit $$status
 
 # CI runs this after `make test`. The sanitize suite leaves out the HTA and gdb checks (the dev
 # suite runs them); its tutorials_cpu test runs every tutorial and mode on the CPU.
 sanitize:
 	$(MAKE) build PRESET=sanitize
 	@set -o pipefail && ctest --preset sanitize 2>&1 | tee build/sanitize/ctest.log; status=$$?; \
-	  echo "sanitize tests: $$(grep -c ' Passed ' build/sanitize/ctest.log) passed," \
-	       "$$(grep -c '[*]Skipped' build/sanitize/ctest.log) skipped," \
-	       "$$(grep -cE '[*](Failed|Exception|Timeout)' build/sanitize/ctest.log) failed"; exit $$status
+	  python3 tools/test_summary.py build/sanitize/ctest.log build/sanitize/Testing/Temporary/LastTest.log \
+	    --label "sanitize tests"; exit $$status
 
 # A fresh seed unless TS_FUZZ_SEED is given; it is printed first, to replay a failure.
 fuzz: build

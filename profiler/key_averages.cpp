@@ -510,7 +510,26 @@ std::string EventList::table(const TableOptions& o) const {
     out += fmt::format("Clock: {} GPU activities start before their launch call began\n", d.launch_order_violations);
   if (d.failed_calls > 0)
     out += fmt::format("Failed CUDA calls in the profiler: {} (the first: {})\n", d.failed_calls, d.first_failed_call);
+  out += unoptimized_build_note();
   return out;
+}
+
+// The library's own optimization as its compiler saw it (__OPTIMIZE__: -O1 and up), and the build
+// type CMake gave (TS_BUILD_TYPE, set on this file in CMakeLists.txt).
+std::string_view unoptimized_build_note() {
+#if defined(__OPTIMIZE__)
+  return {};
+#else
+#ifndef TS_BUILD_TYPE
+#define TS_BUILD_TYPE ""
+#endif
+  static const std::string note = fmt::format(
+      "Build: this tensorscope library was compiled without optimization (build type {}): its ops cost many times "
+      "the CPU time of an optimized build's. To measure, build with -DCMAKE_BUILD_TYPE=RelWithDebInfo (the dev "
+      "preset) or Release.\n",
+      std::string_view(TS_BUILD_TYPE).empty() ? std::string_view("none given") : std::string_view(TS_BUILD_TYPE));
+  return note;
+#endif
 }
 
 }  // namespace ts::profiler

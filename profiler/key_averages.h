@@ -91,4 +91,8 @@ std::string format_memory(int64_t bytes);   // 512 B, 1.50 KB, -33.00 KB, 2.00 M
 std::string format_shapes(const std::vector<InputMeta>& inputs);  // [[64, 64], [64, 64], []]
 std::string format_frame(const CallSite& site);                   // file.cpp(12): function
 
+// The table's last line when the library was compiled without optimization (a Debug build, or
+// no build type at all): the times it measures are not those of an optimized build. "" otherwise.
+std::string_view unoptimized_build_note();
+
 }  // namespace ts::profiler

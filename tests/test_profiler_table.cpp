@@ -16,12 +16,14 @@
 
 using ts::profiler::key_averages;
 using ts::profiler::TableOptions;
+using ts::profiler::unoptimized_build_note;
 using ts::testing::SyntheticEvents;
 
 namespace {
 
 // The golden texts start on the line after R"TABLE(.
-std::string golden(const char* text) { return std::string(text + 1); }
+// A table of a library built without optimization ends with a line saying so (the test build's own).
+std::string golden(const char* text) { return std::string(text + 1) + std::string(unoptimized_build_note()); }
 
 TableOptions sorted_by(const char* key) {
   TableOptions o;

@@ -48,6 +48,5 @@ cmake --build "$BUILD"
 
 echo "== ctest (the CPU suite; GPU tests report themselves skipped)"
 (cd "$BUILD" && set -o pipefail && ctest --output-on-failure -E 'hta|gdb_walkthrough' 2>&1 | tee ctest.log)
-echo "cpu-only tests: $(grep -c ' Passed ' "$BUILD/ctest.log") passed, $(grep -c '[*]Skipped' "$BUILD/ctest.log") skipped," \
-     "$(grep -cE '[*](Failed|Exception|Timeout)' "$BUILD/ctest.log") failed"
+python3 tools/test_summary.py "$BUILD/ctest.log" "$BUILD/Testing/Temporary/LastTest.log" --label "cpu-only tests"
 echo "cpu_only_check.sh: the CPU-only build passed"

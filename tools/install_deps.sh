@@ -7,7 +7,7 @@ set -euo pipefail
 
 # Tools count as present when they are on PATH, however they were installed
 # (a pip-installed cmake or ninja will do); libraries when dpkg has them.
-tools=(cmake:cmake ninja:ninja-build g++:g++ make:make python3:python3)
+tools=(cmake:cmake ninja:ninja-build g++:g++ make:make python3:python3 pkg-config:pkg-config)
 libraries=(libfmt-dev doctest-dev libcli11-dev nlohmann-json3-dev libopenblas-dev zlib1g-dev
            python3-venv)  # python3-venv: tools/hta_check.py installs HTA from PyPI into a venv (~500 MB)
 

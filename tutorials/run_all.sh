@@ -37,27 +37,41 @@ elif [[ -n $mode ]]; then
   exit 2
 fi
 
-run "$bin/00_tensors_and_views"
-# Part 1 at the series' two sizes: overhead-bound (64) and compute-bound (4096).
-# Artifacts: traces/01_matmul_add/<size>_<dtype>_<cold|warm>_<eager|fused>.{json,txt}
-run "$bin/01_matmul_add" --size 64
-run "$bin/01_matmul_add" --size 4096
-# Part 2: one Linear (eager, then with the weight pre-transposed), then the GeGLU MLP's three paths.
-# Artifacts: traces/02_linear/..., traces/03_mlp/...
-run "$bin/02_linear"
-run "$bin/02_linear" --fused
-run "$bin/03_mlp" --path eager
-run "$bin/03_mlp" --path fused
-run "$bin/03_mlp" --path merged
-run "$bin/03_mlp" --path epilogue  # 2 kernels on Hopper; elsewhere linear_geglu's composite, and it says so
-# Part 3: attention, six paths at the series' shape (B4 H16 S1024 D64 bf16, causal). On a CPU the
-# fused paths say why they cannot run and run the math path instead; on a GPU without a fused rung's
-# instructions (flash_v2 needs compute capability 8.0, flash_v3 9.0) they say why and run the best
-# fused rung the GPU has.
-# Artifacts: traces/04_attention/4x16x1024x64_bf16_cold_<path>.{json,txt}
-for path in naive inplace math flash_v1 flash_v2 flash_v3; do
-  run "$bin/04_attention" --path "$path"
+# The series' runs, in order; each is announced with its place in the list before it starts.
+runs=(
+  "00_tensors_and_views"
+  # Part 1 at the series' two sizes: overhead-bound (64) and compute-bound (4096).
+  # Artifacts: traces/01_matmul_add/<size>_<dtype>_<cold|warm>_<eager|fused>.{json,txt}
+  "01_matmul_add --size 64"
+  "01_matmul_add --size 4096"
+  # Part 2: one Linear (eager, then with the weight pre-transposed), then the GeGLU MLP's paths.
+  # Artifacts: traces/02_linear/..., traces/03_mlp/...
+  "02_linear"
+  "02_linear --fused"
+  "03_mlp --path eager"
+  "03_mlp --path fused"
+  "03_mlp --path merged"
+  "03_mlp --path epilogue"  # 2 kernels on Hopper; elsewhere linear_geglu's composite, and it says so
+  # Part 3: attention, six paths at the series' shape (B4 H16 S1024 D64 bf16, causal). On a CPU the
+  # fused paths say why they cannot run and run the math path instead; on a GPU without a fused
+  # rung's instructions (flash_v2 needs compute capability 8.0, flash_v3 9.0) they say why and run
+  # the best fused rung the GPU has.
+  # Artifacts: traces/04_attention/4x16x1024x64_bf16_cold_<path>.{json,txt}
+  "04_attention --path naive"
+  "04_attention --path inplace"
+  "04_attention --path math"
+  "04_attention --path flash_v1"
+  "04_attention --path flash_v2"
+  "04_attention --path flash_v3"
+  # Beyond the series: memory (profile_memory, the caching allocator), hidden syncs, timing one kernel.
+  # Artifacts: traces/05_memory_and_syncs/...; draw a memory timeline with ts_trace_svg --memory.
+  "05_memory_and_syncs --warmup 5"
+)
+for i in "${!runs[@]}"; do
+  read -r -a args <<<"${runs[$i]}"
+  echo
+  echo "== tutorial run $((i + 1)) of ${#runs[@]}: ${runs[$i]}"
+  run "$bin/${args[0]}" "${args[@]:1}"
 done
-# Beyond the series: memory (profile_memory, the caching allocator), hidden syncs, timing one kernel.
-# Artifacts: traces/05_memory_and_syncs/...; draw a memory timeline with ts_trace_svg --memory.
-run "$bin/05_memory_and_syncs" --warmup 5
+echo
+echo "== all ${#runs[@]} tutorial runs passed; their tables and traces are in traces/ (ts_trace_svg draws them)"
