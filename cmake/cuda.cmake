@@ -43,7 +43,11 @@ if(NOT TS_CUDA STREQUAL "OFF")
   endif()
 endif()
 
-if(NOT TS_HAVE_CUDA)
+if(NOT TS_HAVE_CUDA AND TS_CUDA STREQUAL "OFF")
+  message(STATUS "tensorscope: TS_CUDA=OFF: building the CPU runtime only (the CUDA rungs, CUPTI and the GPU tests "
+                 "are left out)")
+  return()
+elseif(NOT TS_HAVE_CUDA)
   message(STATUS "tensorscope: no CUDA toolkit (nvcc) found: building the CPU runtime only. Every tutorial and test "
                  "runs on the CPU; the CUDA rungs, CUPTI and the GPU tests are left out (the GPU tests report "
                  "themselves skipped). Install the CUDA toolkit ${TS_CUDA_MIN_VERSION}+ and configure again for a GPU.")

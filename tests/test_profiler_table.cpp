@@ -381,3 +381,20 @@ Self CPU time total: 99.000us
 Self CUDA time total: 46.500us
 )TABLE"));
 }
+
+// The library and this test are compiled with the same flags: optimized, no note; -O0 (the debug
+// preset), a note that names the build type and how to build for measuring.
+TEST_CASE("profiler table: a library compiled without optimization says so under its table") {
+  SyntheticEvents s;
+  s.op("ts::add", 1000, 2000, -1);
+  const std::string table = key_averages(s.rec).table();
+#if defined(__OPTIMIZE__)
+  CHECK(unoptimized_build_note().empty());
+  CHECK(table.find("\nBuild: ") == std::string::npos);
+#else
+  const std::string note(unoptimized_build_note());
+  CHECK(note.starts_with("Build: this tensorscope library was compiled without optimization (build type "));
+  CHECK(note.find("RelWithDebInfo") != std::string::npos);
+  CHECK(table.ends_with(note));
+#endif
+}

@@ -31,6 +31,11 @@ scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
 step() { echo; echo "== $*"; }
 fail() { echo "package_check.sh: FAIL: $*" >&2; exit 1; }
+# A command whose output matters only when it fails.
+quietly() {
+  local log=$scratch/quietly.log
+  "$@" >"$log" 2>&1 || { cat "$log"; fail "$*"; }
+}
 
 # A run of the example: its table printed, its trace written and checked.
 run_example() {  # BINARY TRACE TRACE_CHECK
@@ -54,7 +59,7 @@ cmake -S examples/profile_three_ops -B "$scratch/example" -G Ninja -DCMAKE_PREFI
 found=$(sed -n 's/^tensorscope_DIR:PATH=//p' "$scratch/example/CMakeCache.txt")
 [[ $found == "$prefix"/* ]] || fail "find_package(tensorscope) found '$found', not the install in $prefix"
 echo "find_package(tensorscope): $found"
-cmake --build "$scratch/example" >/dev/null
+quietly cmake --build "$scratch/example"
 run_example "$scratch/example/profile_three_ops" "$scratch/installed.json" "$prefix/bin/ts_trace_check"
 
 step "2. one g++ line: g++ main.cpp \$(pkg-config --cflags --libs tensorscope)"
@@ -66,8 +71,8 @@ run_example "$scratch/one_line" "$scratch/one_line.json" "$prefix/bin/ts_trace_c
 unset PKG_CONFIG_PATH
 
 step "3. the build tree as a package: -Dtensorscope_DIR=$build"
-cmake -S examples/profile_three_ops -B "$scratch/from_build" -G Ninja -Dtensorscope_DIR="$build" >/dev/null
-cmake --build "$scratch/from_build" >/dev/null
+quietly cmake -S examples/profile_three_ops -B "$scratch/from_build" -G Ninja -Dtensorscope_DIR="$build"
+quietly cmake --build "$scratch/from_build"
 run_example "$scratch/from_build/profile_three_ops" "$scratch/from_build.json" "$build/ts_trace_check"
 
 if ((subdirectory)); then
@@ -81,10 +86,10 @@ add_subdirectory($src tensorscope)
 add_executable(profile_three_ops $src/examples/profile_three_ops/main.cpp)
 target_link_libraries(profile_three_ops PRIVATE tensorscope::tensorscope)
 CMAKE
-  cmake -S "$scratch/subdirectory" -B "$scratch/subdirectory/build" -G Ninja | tee "$scratch/subdirectory.log" | grep tensorscope || true
+  cmake -S "$scratch/subdirectory" -B "$scratch/subdirectory/build" -G Ninja -DCMAKE_EXPORT_COMPILE_COMMANDS=ON | tee "$scratch/subdirectory.log" | grep tensorscope || true
   grep -q 'building the tensorscope library with -O2' "$scratch/subdirectory.log" || fail "no message about the library's -O2"
   t0=$SECONDS
-  cmake --build "$scratch/subdirectory/build" >/dev/null
+  quietly cmake --build "$scratch/subdirectory/build"
   echo "built in $((SECONDS - t0)) s"
   python3 - "$scratch/subdirectory/build/compile_commands.json" <<'PY' || fail "the library's files were not compiled with -O2"
 import json, sys
