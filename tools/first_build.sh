@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# tools/first_build.sh OUT_FILE: a learner's first hour, timed. A fresh clone of this checkout's
+# HEAD, in a scratch folder, then
+#   1. `make tutorials`, every line it prints stamped with the seconds since it started: when the
+#      tutorials are built and the first run starts, when the last run ends;
+#   2. `make build`, the rest (tests, benchmarks, ladder, trace tools);
+#   3. the sizes: each tutorial binary, the library, the build folder.
+# OUT_FILE gets the summary, then make tutorials' stamped output. The clone builds what its
+# machine gets by default: the visible GPU's architecture, or the portable set without one.
+set -euo pipefail
+out=${1:?usage: tools/first_build.sh OUT_FILE}
+out=$(realpath -m "$out")
+src=$(cd "$(dirname "$0")/.." && pwd)
+scratch=$(mktemp -d)
+trap 'rm -rf "$scratch"' EXIT
+git clone -q "$src" "$scratch/tensorscope"
+cd "$scratch/tensorscope"
+commit=$(git rev-parse --short HEAD)
+
+stamp() { python3 -u -c '
+import sys, time
+t0 = time.monotonic()
+for line in sys.stdin:
+    sys.stdout.write(f"{time.monotonic() - t0:7.1f}s  {line}")
+'; }
+t0=$SECONDS
+set +e
+make tutorials 2>&1 | stamp >"$scratch/tutorials.log"
+status=${PIPESTATUS[0]}
+set -e
+tutorials_s=$((SECONDS - t0))
+first_run=$(grep -m1 '== tutorial run 1 of' "$scratch/tutorials.log" | awk '{print $1}')
+t1=$SECONDS
+make build >"$scratch/build.log" 2>&1
+rest_s=$((SECONDS - t1))
+
+{
+  echo "# A fresh clone's first make tutorials, then make build, at commit $commit"
+  echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)"
+  echo "GPU: $(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1 || true)"
+  echo "CUDA architectures: $(sed -n 's/^CMAKE_CUDA_ARCHITECTURES:[A-Z]*=//p' build/dev/CMakeCache.txt)"
+  echo
+  echo "make tutorials: exit $status, ${tutorials_s} s in all; the first tutorial run started at ${first_run}"
+  echo "make build (the rest, after it): ${rest_s} s"
+  echo
+  echo "## sizes"
+  for t in build/dev/tutorials/*; do
+    echo "$(du -m --apparent-size "$t" | cut -f1) MB  $t"
+  done
+  echo "$(du -m --apparent-size build/dev/libtensorscope.a | cut -f1) MB  build/dev/libtensorscope.a"
+  echo "$(du -sm build/dev | cut -f1) MB  build/dev, everything built"
+  echo
+  echo "## what each build step cost (tools/build_times.py build/dev)"
+  python3 tools/build_times.py build/dev
+  echo
+  echo "## make tutorials, each line stamped with the seconds since it started"
+  cat "$scratch/tutorials.log"
+} >"$out"
+echo "first_build.sh: wrote $out"
+exit "$status"
