@@ -7,6 +7,10 @@
 //   ts_ladder --all --device cpu              every op that has a ladder problem
 //   ts_ladder --help                          the options, and each op's --shape
 //
+// Every argument (--op, --shape's count and values, --device, --dtype, --runs, --warmup, the
+// variant names in TS_VARIANT, --json's file) is checked before anything is measured: a wrong
+// one stops the run with one line naming the option, what was given and what it takes (exit 2).
+//
 // For one op at one size, dtype and device:
 //   1. The problem: the op's inputs (random values from a printed seed; --seed
 //      repeats them) and its attributes, from the op's entry in kProblems below.
@@ -35,9 +39,11 @@
 //      copy bandwidth), over its median time.
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -55,6 +61,7 @@
 #include "bench/ladder_compare.h"
 #include "ops/attention/attention.h"
 #include "ops/copy/copy.h"
+#include "ops/dispatch.h"
 #include "ops/elementwise/elementwise.h"
 #include "ops/factories/factories.h"
 #include "ops/geglu/geglu.h"
@@ -429,6 +436,7 @@ struct Settings {
   Device device = kCPU;
   DType dtype = DType::f32;
   std::string shape;  // --shape as given; empty: each op's default
+  Size size;          // --shape read and checked against the one --op (parse_shape); empty: each op's default
   int runs = 20, warmup = 3;
   uint64_t seed = 0;
   std::FILE* json = nullptr;
@@ -553,20 +561,28 @@ std::string size_label(const Size& s) {
   return text;
 }
 
-Size parse_size(const std::string& text) {
+// --shape for one op: as many numbers as the op takes, each a positive integer, separated by ',' or 'x'.
+Size parse_shape(const Spec& spec, const std::string& text) {
   Size size;
   size_t start = 0;
-  while (start <= text.size()) {
+  while (true) {
     const size_t end = text.find_first_of(",x", start);
     const std::string part = text.substr(start, end == std::string::npos ? std::string::npos : end - start);
+    errno = 0;
     char* rest = nullptr;
     const long long value = std::strtoll(part.c_str(), &rest, 10);
-    TS_CHECK(!part.empty() && *rest == '\0' && value > 0,
-             "--shape: expected positive integers separated by ',' (8192,8192,8192), got '{}'", text);
+    TS_CHECK(!part.empty() && part.find_first_not_of("0123456789") == std::string::npos && *rest == '\0' &&
+                 value > 0 && errno != ERANGE,
+             "{}: --shape '{}': '{}' is not a positive integer (below 2^63); --shape takes {} ({}), e.g. {}", spec.op,
+             text, part, spec.shape, spec.what, size_label(spec.cpu));
     size.push_back(value);
     if (end == std::string::npos) break;
     start = end + 1;
   }
+  const std::string arities = fmt::format("{}", fmt::join(spec.ranks, " or "));
+  if (std::find(spec.ranks.begin(), spec.ranks.end(), static_cast<int>(size.size())) == spec.ranks.end())
+    fail("{}: --shape takes {} ({}: {} number{}), got '{}' ({} number{})", spec.op, spec.shape, spec.what, arities,
+         arities == "1" ? "" : "s", text, size.size(), size.size() == 1 ? "" : "s");
   return size;
 }
 
@@ -611,9 +627,7 @@ void write_json(const Settings& s, const Row& row, const std::string& label, dou
 // Validates and times every rung of one op; prints its table. False when a rung failed or erred.
 bool run_op(const Spec& spec, const Settings& s, const Ceilings& ceilings) {
   const OpDef& op = *find_op(spec.op);
-  const Size size = s.shape.empty() ? (s.device.is_cuda() ? spec.cuda : spec.cpu) : parse_size(s.shape);
-  if (std::find(spec.ranks.begin(), spec.ranks.end(), static_cast<int>(size.size())) == spec.ranks.end())
-    fail("{}: --shape takes {} ({}), got '{}'", spec.op, spec.shape, spec.what, s.shape);
+  const Size size = s.size.empty() ? (s.device.is_cuda() ? spec.cuda : spec.cpu) : s.size;
   const std::string label = size_label(size);
   const uint64_t seed = op_seed(s.seed, spec.op);
   const Options options{s.dtype, s.device};
@@ -838,51 +852,33 @@ int main_impl(int argc, char** argv) {
   CLI::Option* seed_option = app.add_option("--seed", seed, "seed of the random inputs (default: a fresh one, printed)");
   app.add_option("--json", json_path, "also write one JSON object per rung to this file");
   app.footer(shapes_help());
-  CLI11_PARSE(app, argc, argv);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    if (e.get_exit_code() == static_cast<int>(CLI::ExitCodes::Success)) return app.exit(e);  // --help
+    fmt::print(stderr, "ts_ladder: {} (--help lists every option and what it takes)\n", one_line(e.what()));
+    return 2;
+  }
 
   if (list) {
     print_list();
     return 0;
   }
-  if (all == !op_name.empty()) {
-    fmt::print(stderr, "ts_ladder: give --op NAME or --all (or --list); --help says more\n");
+
+  // Every argument is checked here, before anything is allocated, launched or measured: a
+  // mistake costs no ceiling measurement, and the message names the option, what was given and
+  // what it takes.
+  const auto bad = [](const std::string& message) {
+    fmt::print(stderr, "ts_ladder: {}\n", one_line(message));
     return 2;
-  }
-  if (all && !s.shape.empty()) {
-    fmt::print(stderr, "ts_ladder: --shape applies to one --op (each op reads it differently)\n");
-    return 2;
-  }
-  if (s.runs < 1 || s.warmup < 0) {
-    fmt::print(stderr, "ts_ladder: --runs must be at least 1 and --warmup at least 0\n");
-    return 2;
-  }
-  if (device_text.empty()) {
-    s.device = cuda::is_available() ? kCUDA : kCPU;
-  } else {
-    s.device = Device::parse(device_text);
-  }
-  if (s.device.is_cuda() && !cuda::is_available()) {
-    fmt::print(stderr, "ts_ladder: --device {}: no usable CUDA device: {}\n", device_text,
-               one_line(cuda::unavailable_reason()));
-    return 2;
-  }
-  s.dtype = dtype_text.empty() ? (s.device.is_cuda() ? DType::bf16 : DType::f32) : parse_dtype(dtype_text);
-  if (dtype_text.empty() && s.device.is_cuda()) {
-    // A GPU older than 8.0 (Turing) has tensor cores for f16 and none for bf16: its ladder in f16.
-    check_device_available(s.device, "ts_ladder");
-    const cuda::DeviceTarget& t = cuda::target(s.device.index);
-    if (t.chosen_as < cuda::ComputeCapability{8, 0}) {
-      s.dtype = DType::f16;
-      fmt::print("dtype: f16, not bf16: {} ({}) is compute capability {}, with tensor cores for f16 and none for "
-                 "bf16 (--dtype bf16 asks for it anyway)\n",
-                 s.device.str(), t.name, cuda::to_string(t.chosen_as));
-    }
-  }
-  if (!is_floating(s.dtype)) {
-    fmt::print(stderr, "ts_ladder: --dtype must be f32, bf16 or f16, got {}\n", dtype_text);
-    return 2;
-  }
-  s.seed = seed_option->count() > 0 ? seed : std::random_device{}();
+  };
+  if (all && !op_name.empty()) return bad(fmt::format("--op {} and --all both given: give one of them", op_name));
+  if (!all && op_name.empty()) return bad("give --op NAME (one op), --all (every op) or --list; --help says more");
+  if (s.runs < 1) return bad(fmt::format("--runs {}: expected at least 1 timed call per rung", s.runs));
+  if (s.warmup < 0) return bad(fmt::format("--warmup {}: expected 0 or more untimed calls", s.warmup));
+  if (all && !s.shape.empty())
+    return bad(fmt::format("--shape {} with --all: --shape applies to one --op (each op reads it differently)",
+                           s.shape));
 
   std::vector<const Spec*> specs;
   if (all) {
@@ -891,22 +887,79 @@ int main_impl(int argc, char** argv) {
   } else {
     const OpDef* op = find_op(op_name);
     if (op == nullptr) {
-      fmt::print(stderr, "ts_ladder: unknown op '{}' (--list prints them)\n", op_name);
-      return 2;
+      if (const Variant* v = find_variant(op_name))
+        return bad(fmt::format("--op {}: that is a variant of {}, not an op; --op {} runs every rung of {}, this one "
+                               "included",
+                               op_name, v->op->short_name(), v->op->short_name(), v->op->short_name()));
+      return bad(fmt::format("--op {}: unknown op '{}' (expected an op's name, such as mm, add or softmax; --list "
+                             "prints them all)",
+                             op_name, op_name));
     }
     const Spec* spec = find_spec(*op);
-    if (spec == nullptr) {
-      fmt::print(stderr, "ts_ladder: {} has no ladder problem: {}\n", op->short_name(), no_problem_reason(*op));
-      return 2;
-    }
+    if (spec == nullptr)
+      return bad(fmt::format("--op {}: {} has no ladder problem: {}", op_name, op->short_name(), no_problem_reason(*op)));
     specs.push_back(spec);
+    if (!s.shape.empty()) {
+      try {
+        s.size = parse_shape(*spec, s.shape);
+      } catch (const Error& e) {
+        return bad(e.what());
+      }
+    }
   }
+
+  if (device_text.empty()) {
+    s.device = cuda::is_available() ? kCUDA : kCPU;
+  } else {
+    try {
+      s.device = Device::parse(device_text);
+    } catch (const Error& e) {
+      return bad(fmt::format("--device {}: {}", device_text, e.what()));
+    }
+  }
+  if (s.device.is_cuda()) {
+    if (!cuda::is_available())
+      return bad(fmt::format("--device {}: no usable CUDA device: {}", device_text, cuda::unavailable_reason()));
+    try {
+      check_device_available(s.device, "ts_ladder");
+    } catch (const Error& e) {
+      return bad(fmt::format("--device {}: {}", device_text.empty() ? s.device.str() : device_text, e.what()));
+    }
+  }
+
+  if (!dtype_text.empty()) {
+    bool known = true;
+    try {
+      s.dtype = parse_dtype(dtype_text);
+    } catch (const Error&) {
+      known = false;
+    }
+    if (!known || !is_floating(s.dtype))
+      return bad(fmt::format("--dtype {}: expected f32, bf16 or f16 (the ladder's inputs are floating point)",
+                             dtype_text));
+  } else if (s.device.is_cuda()) {
+    // A GPU older than 8.0 (Turing) has tensor cores for f16 and none for bf16: its ladder in f16.
+    const cuda::DeviceTarget& t = cuda::target(s.device.index);
+    s.dtype = t.chosen_as < cuda::ComputeCapability{8, 0} ? DType::f16 : DType::bf16;
+    if (s.dtype == DType::f16)
+      fmt::print("dtype: f16, not bf16: {} ({}) is compute capability {}, with tensor cores for f16 and none for "
+                 "bf16 (--dtype bf16 asks for it anyway)\n",
+                 s.device.str(), t.name, cuda::to_string(t.chosen_as));
+  } else {
+    s.dtype = DType::f32;
+  }
+
+  // TS_VARIANT (variant names, for the ops that make and check the inputs): every name must exist.
+  try {
+    reload_variant_environment();
+  } catch (const Error& e) {
+    return bad(e.what());
+  }
+
+  s.seed = seed_option->count() > 0 ? seed : std::random_device{}();
   if (!json_path.empty()) {
     s.json = std::fopen(json_path.c_str(), "w");
-    if (s.json == nullptr) {
-      fmt::print(stderr, "ts_ladder: cannot write {}\n", json_path);
-      return 2;
-    }
+    if (s.json == nullptr) return bad(fmt::format("--json {}: cannot write it: {}", json_path, std::strerror(errno)));
   }
 
   if (s.device.is_cuda()) {

@@ -1,5 +1,6 @@
 // tests/test_ladder.cpp: ts_ladder (bench/ts_ladder.cpp): its comparison catches a wrong rung, --list
-// prints the whole registry, it refuses cuda without a GPU, and the op READMEs quote its committed runs.
+// prints the whole registry, it refuses cuda without a GPU, it refuses a wrong argument before measuring
+// anything, and the op READMEs quote its committed runs.
 // (ctest also runs it on the CPU: ladder_cpu_mm, ladder_cpu_add, ladder_cpu_all.)
 #include <doctest/doctest.h>
 
@@ -186,6 +187,54 @@ TEST_CASE("ladder: unknown ops, ops without a problem and bad shapes are refused
   CHECK(r.output.find("--shape takes M,N,K") != std::string::npos);
   r = run(tool + " --all --shape 64");
   CHECK(r.status == 2);
+}
+
+// A wrong argument stops ts_ladder before it measures anything: exit 2, one line on stderr that
+// names the option, what was given and what it takes, and none of the lines a run prints before
+// its tables (the header, "timing:", "ceilings:", the first op's title).
+TEST_CASE("ladder: every wrong argument is refused before anything is measured") {
+  const std::string tool = TS_LADDER;
+  struct Case {
+    std::string args;
+    std::vector<std::string> says;  // each must be in the message
+  };
+  const std::vector<Case> cases = {
+      {"--op mm --device cpu --shape 64,64", {"mm: --shape takes M,N,K", "got '64,64' (2 numbers)", "3 numbers"}},
+      {"--op mm --device cpu --shape 64,0,3", {"mm: --shape '64,0,3'", "'0' is not a positive integer", "M,N,K"}},
+      {"--op bmm --device cpu --shape 4x8x8xq", {"bmm: --shape '4x8x8xq'", "'q'", "B,M,N,K"}},
+      {"--op mm --device cpu --shape 99999999999999999999,2,2", {"'99999999999999999999'", "below 2^63"}},
+      {"--op add --device cpu --shape 1,2,3", {"add: --shape takes N | M,N", "1 or 2 numbers", "got '1,2,3'"}},
+      {"--op nope --device cpu", {"--op nope", "unknown op 'nope'", "--list"}},
+      {"--op mm/cpu/ref --device cpu", {"--op mm/cpu/ref", "a variant of mm, not an op", "--op mm"}},
+      {"--op t --device cpu", {"--op t", "no ladder problem"}},
+      {"--op mm --device gpu", {"--device gpu", "expected cpu, cuda or cuda:N"}},
+      {"--op mm --device cpu --dtype i64", {"--dtype i64", "expected f32, bf16 or f16"}},
+      {"--op mm --device cpu --dtype f8", {"--dtype f8", "expected f32, bf16 or f16"}},
+      {"--op mm --device cpu --runs 0", {"--runs 0", "at least 1"}},
+      {"--op mm --device cpu --warmup -1", {"--warmup -1", "0 or more"}},
+      {"--op mm --device cpu --runs abc", {"--runs", "abc", "--help"}},
+      {"--op mm --device cpu --json /nonexistent-dir/ladder.json", {"--json /nonexistent-dir/ladder.json", "cannot write"}},
+      {"--all --device cpu --shape 64", {"--shape 64 with --all", "one --op"}},
+      {"--op mm --all --device cpu", {"--op mm and --all"}},
+      {"--device cpu", {"give --op NAME"}},
+  };
+  for (const Case& c : cases) {
+    const Run r = run(tool + " " + c.args);
+    INFO("ts_ladder ", c.args, "\n", r.output);
+    CHECK(r.status == 2);
+    CHECK(lines_of(r.output).size() == 1);
+    CHECK(r.output.rfind("ts_ladder: ", 0) == 0);
+    for (const std::string& words : c.says) CHECK_MESSAGE(r.output.find(words) != std::string::npos, words);
+    for (const char* measured : {"ceilings:", "timing:", "ts_ladder: cpu,", "% roof", "validated at"})
+      CHECK_MESSAGE(r.output.find(measured) == std::string::npos, measured);
+  }
+  // TS_VARIANT's names too: an unknown one stops the run before the ceilings, not in the first op.
+  const Run r = run("TS_VARIANT=mm/cpu/nope " + tool + " --op mm --device cpu --runs 1");
+  INFO(r.output);
+  CHECK(r.status == 2);
+  CHECK(lines_of(r.output).size() == 1);
+  CHECK(r.output.find("TS_VARIANT: unknown variant 'mm/cpu/nope'") != std::string::npos);
+  CHECK(r.output.find("ceilings:") == std::string::npos);
 }
 
 TEST_CASE("ladder: mm on the cpu: the reference row, OpenBLAS checked and timed, the ceilings above") {

@@ -11,17 +11,22 @@ only), what the memory chart must say, and compares it with the SVG's data-* att
           with its count and bytes; one tick per event with its op and bytes. The SVG parses
           as XML, two runs give the same bytes. With --expect-peak DEVICE=BYTES (repeatable: a
           device's peak) the peak must also equal a number the tutorial derived from shapes.
+          Without -o the chart goes to the current directory as the trace's name less .json,
+          _step<N> with --step, _memory, .svg, and stdout is one "wrote NAME (...)" line
+          giving each device's event count and peak; -o - prints the same bytes alone.
   errors  a trace without memory events, a step the trace lacks: exit 1 with one line on
-          stderr, never a crash
+          stderr, no file written, never a crash
   picture a committed picture is what the tool draws today from its committed trace (with
-          --memory or not, --step as given)
+          --memory or not, --step as given), on stdout with -o -
 """
 import argparse
 import collections
 import gzip
 import json
+import os
 import subprocess
 import sys
+import tempfile
 import xml.etree.ElementTree as ET
 from decimal import Decimal
 
@@ -121,23 +126,54 @@ def expected_charts(trace, step, from_us, to_us):
     return out
 
 
+def default_name(trace_path, step):
+    """The file ts_trace_svg --memory writes without -o, by the rule its --help states."""
+    name = os.path.basename(trace_path)
+    for suffix in (".json.gz", ".json"):
+        if name.endswith(suffix):
+            name = name[:-len(suffix)]
+            break
+    return name + (f"_step{step}" if step is not None else "") + "_memory.svg"
+
+
 def case_chart(a):
     trace = load(a.trace)
-    cmd = [a.tool, "--memory", a.trace]
+    cmd = [os.path.abspath(a.tool) if os.sep in a.tool else a.tool, "--memory", os.path.abspath(a.trace)]
     if a.step is not None:
         cmd += ["--step", str(a.step)]
     if a.from_us is not None:
         cmd += ["--from-us", str(a.from_us)]
     if a.to_us is not None:
         cmd += ["--to-us", str(a.to_us)]
-    first, second = subprocess.run(cmd, capture_output=True, text=True), subprocess.run(cmd, capture_output=True, text=True)
-    check(first.returncode == 0, f"{cmd}: exit {first.returncode}: {first.stderr.strip()}")
-    if first.returncode != 0:
+    piped = cmd + ["-o", "-"]
+    with tempfile.TemporaryDirectory() as cwd:
+        first = subprocess.run(piped, capture_output=True, cwd=cwd)
+        second = subprocess.run(piped, capture_output=True, cwd=cwd)
+        check(os.listdir(cwd) == [], f"-o - wrote files: {os.listdir(cwd)}")
+    check(first.returncode == 0 and first.stdout.startswith(b"<?xml"),
+          f"{piped}: exit {first.returncode}, stdout {first.stdout[:100]!r}: {first.stderr.decode().strip()}")
+    if first.returncode != 0 or not first.stdout.startswith(b"<?xml"):
         return
     check(first.stdout == second.stdout, "two runs gave different SVGs")
-    root = ET.fromstring(first.stdout.encode())  # raises on XML that does not parse
+    check(first.stderr == b"", f"-o -: stderr {first.stderr[:200]!r}")
+    root = ET.fromstring(first.stdout)  # raises on XML that does not parse
     check(root.tag == SVG_NS + "svg", f"root element {root.tag}")
     want = expected_charts(trace, a.step, a.from_us, a.to_us)
+    # Without -o: the default file in the current directory, the same bytes, one line naming it.
+    with tempfile.TemporaryDirectory() as cwd:
+        r = subprocess.run(cmd, capture_output=True, text=True, cwd=cwd)
+        name = default_name(a.trace, a.step)
+        made = sorted(os.listdir(cwd))
+        print(f"without -o: exit {r.returncode}, wrote {made}: {r.stdout.strip()[:300]!r}")
+        check(r.returncode == 0 and made == [name], f"without -o: exit {r.returncode}, wrote {made}, expected [{name!r}]")
+        check(made != [name] or open(os.path.join(cwd, name), "rb").read() == first.stdout,
+              f"{name} differs from what -o - printed")
+        lines = r.stdout.splitlines()
+        check(len(lines) == 1 and lines[0].startswith(f"wrote {name} (memory, ") and lines[0].endswith(")"),
+              f"without -o, stdout is {r.stdout[:300]!r}, expected one line 'wrote {name} (memory, ...)'")
+        for device, w in want.items():
+            events = f"{w['events']} event{'' if w['events'] == 1 else 's'}, peak "
+            check(f" {device} {events}" in r.stdout, f"the wrote line does not give {device}'s {events}...")
     charts = {g.get("data-device"): g for g in root.iter(SVG_NS + "g") if g.get("class") == "mem-chart"}
     check(set(charts) == set(want), f"charts for {sorted(charts)}, expected {sorted(want)}")
     for device, w in want.items():
@@ -172,17 +208,23 @@ def case_errors(a):
         ([a.tool, "--memory", a.trace, "--step", "999999"], "has no ProfilerStep#999999"),
     ]
     for cmd, text in cases:
-        r = subprocess.run(cmd, capture_output=True, text=True)
-        check(r.returncode == 1, f"{cmd}: exit {r.returncode}, expected 1")
-        lines = r.stderr.strip().splitlines()
-        check(len(lines) == 1 and text in r.stderr, f"{cmd}: stderr {r.stderr!r}, expected one line with {text!r}")
+        with tempfile.TemporaryDirectory() as cwd:
+            cmd = [os.path.abspath(x) if os.sep in x else x for x in cmd]
+            r = subprocess.run(cmd, capture_output=True, text=True, cwd=cwd)
+            check(r.returncode == 1, f"{cmd}: exit {r.returncode}, expected 1")
+            lines = r.stderr.strip().splitlines()
+            check(len(lines) == 1 and text in r.stderr, f"{cmd}: stderr {r.stderr!r}, expected one line with {text!r}")
+            check(r.stdout == "" and os.listdir(cwd) == [], f"{cmd}: stdout {r.stdout!r}, wrote {os.listdir(cwd)}")
 
 
 def case_picture(a):
     cmd = [a.tool] + (["--memory"] if a.memory else []) + [a.trace]
     if a.step is not None:
         cmd += ["--step", str(a.step)]
-    r = subprocess.run(cmd, capture_output=True, text=True)
+    cmd += ["-o", "-"]
+    with tempfile.TemporaryDirectory() as cwd:  # its own directory: a file it writes lands there
+        cmd = [os.path.abspath(x) if os.sep in x else x for x in cmd]
+        r = subprocess.run(cmd, capture_output=True, text=True, cwd=cwd)
     check(r.returncode == 0, f"{cmd}: exit {r.returncode}: {r.stderr.strip()}")
     with open(a.svg, encoding="utf-8") as f:
         committed = f.read()

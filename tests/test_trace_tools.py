@@ -7,9 +7,15 @@ the test would have to be wrong the same way to agree:
 
   svg          one <g class="ev"> per event of the step or the whole trace, the same
                (cat, name) multiset, one <path class="flow"> per launch-to-work pair
-               drawn; valid XML; the same bytes twice; under a size bound
+               drawn; valid XML; the same bytes twice; under a size bound. Where it goes:
+               without -o, into the current directory as the trace's name less .json,
+               _step<N> with --step, .svg, and one "wrote NAME (...)" line on stdout that
+               counts the events and arrows drawn; -o - gives the same bytes on stdout
+               alone; -o PATH writes PATH and names it
   svg-errors   a missing file, JSON that is no trace, a step the trace lacks, an empty
-               window: exit 1 or 2 with one line on stderr, never a crash
+               window, a wrong command line: exit 1 or 2 with one line on stderr that
+               names what was wrong, nothing on stdout, no file written, never a crash;
+               --help: every option, what it draws, the default output, examples
   diff-self    a trace against itself (and against its gzip copy): no change
   diff-fusion  eager against fused MLP: the gelu and mul kernels vanish, the geglu one appears
   diff-table   the "before" columns equal the table key_averages printed in the same run
@@ -64,6 +70,10 @@ def run(cmd, cwd=None):
     return subprocess.run(cmd, capture_output=True, text=True, cwd=cwd)
 
 
+def run_bytes(cmd, cwd=None):
+    return subprocess.run(cmd, capture_output=True, cwd=cwd)
+
+
 # ---- ts_trace_svg -------------------------------------------------------------------
 
 
@@ -91,24 +101,76 @@ def expected_events(trace, step, from_us, to_us):
     return [e for e in chosen if ns(e["ts"]) <= hi and ns(e["ts"]) + ns(e["dur"]) >= lo], lo, hi
 
 
+def default_svg_name(trace_path, step, memory=False):
+    """The file ts_trace_svg writes without -o, by the rule its --help states."""
+    name = os.path.basename(trace_path)
+    for suffix in (".json.gz", ".json"):
+        if name.endswith(suffix):
+            name = name[:-len(suffix)]
+            break
+    return name + (f"_step{step}" if step is not None else "") + ("_memory" if memory else "") + ".svg"
+
+
+def check_outputs(cmd, trace_path, step, memory=False):
+    """Runs cmd (a drawing without -o) three ways: the default file, -o -, -o PATH. Returns the SVG's
+    bytes and the wrote line, or (None, None) when the default run failed."""
+    with tempfile.TemporaryDirectory() as tmp:
+        default_dir, stdout_dir = os.path.join(tmp, "default"), os.path.join(tmp, "stdout")
+        os.mkdir(default_dir)
+        os.mkdir(stdout_dir)
+        r = run(cmd, cwd=default_dir)
+        check(r.returncode == 0, f"{cmd}: exit {r.returncode}: {r.stderr.strip()}")
+        if r.returncode != 0:
+            return None, None
+        name = default_svg_name(trace_path, step, memory)
+        made = sorted(os.listdir(default_dir))
+        print(f"without -o: wrote {made}; stdout {r.stdout.strip()[:300]!r}")
+        check(made == [name], f"without -o it wrote {made} in the current directory, expected [{name!r}]")
+        lines = r.stdout.splitlines()
+        check(len(lines) == 1 and lines[0].startswith(f"wrote {name} (") and lines[0].endswith(")"),
+              f"without -o, stdout is {r.stdout[:300]!r}, expected one line 'wrote {name} (...)'")
+        check(r.stderr == "", f"without -o, stderr is {r.stderr!r}")
+        path = os.path.join(default_dir, name)
+        svg = open(path, "rb").read() if os.path.exists(path) else b""
+        piped = run_bytes(cmd + ["-o", "-"], cwd=stdout_dir)
+        check(piped.returncode == 0, f"-o -: exit {piped.returncode}")
+        check(piped.stdout == svg, f"-o - printed {len(piped.stdout)} bytes, not the {len(svg)} bytes of {name}")
+        check(piped.stderr == b"", f"-o -: stderr {piped.stderr[:200]!r}")
+        check(os.listdir(stdout_dir) == [], f"-o - wrote files: {os.listdir(stdout_dir)}")
+        chosen = os.path.join(tmp, "chosen.svg")
+        named = run(cmd + ["-o", chosen])
+        check(named.returncode == 0 and named.stdout.startswith(f"wrote {chosen} ("),
+              f"-o {chosen}: exit {named.returncode}, stdout {named.stdout!r}")
+        check(os.path.exists(chosen) and open(chosen, "rb").read() == svg, f"-o {chosen} differs from {name}")
+        if made != [name]:
+            return None, None
+        return svg, lines[0] if lines else ""
+
+
+def tool_path(tool):
+    """The tool as an absolute path, for runs in another directory (a bare name is looked up on PATH)."""
+    return os.path.abspath(tool) if os.sep in tool else tool
+
+
 def case_svg(a):
+    a.tool = tool_path(a.tool)
     trace = load(a.trace)
-    cmd = [a.tool, a.trace]
+    cmd = [a.tool, os.path.abspath(a.trace)]
     if a.step is not None:
         cmd += ["--step", str(a.step)]
     if a.from_us is not None:
         cmd += ["--from-us", str(a.from_us)]
     if a.to_us is not None:
         cmd += ["--to-us", str(a.to_us)]
-    first, second = run(cmd), run(cmd)
-    check(first.returncode == 0, f"{cmd}: exit {first.returncode}: {first.stderr.strip()}")
-    if first.returncode != 0:
+    svg, wrote = check_outputs(cmd, a.trace, a.step)
+    if svg is None:
         return
-    check(first.stdout == second.stdout, "two runs gave different SVGs")
-    size = len(first.stdout.encode())
+    second = run_bytes(cmd + ["-o", "-"])
+    check(svg == second.stdout, "two runs gave different SVGs")
+    size = len(svg)
     print(f"svg: {size} bytes")
     check(size <= a.max_bytes, f"the SVG is {size} bytes, more than {a.max_bytes}")
-    root = ET.fromstring(first.stdout.encode())  # raises on XML that does not parse
+    root = ET.fromstring(svg)  # raises on XML that does not parse
     check(root.tag == SVG_NS + "svg", f"root element {root.tag}")
     boxes = [g for g in root.iter(SVG_NS + "g") if g.get("class") == "ev"]
     want, lo, hi = expected_events(trace, a.step, a.from_us, a.to_us)
@@ -133,15 +195,23 @@ def case_svg(a):
     arrows = [p for p in root.iter(SVG_NS + "path") if p.get("class") == "flow"]
     print(f"svg: {len(arrows)} flow arrows, expected {flows}")
     check(len(arrows) == flows, f"{len(arrows)} flow arrows, expected {flows}")
+    scope = f"ProfilerStep#{a.step}" if a.step is not None else "whole trace"
+    events = f"{len(want)} event{'' if len(want) == 1 else 's'} on "
+    arrows = f", {flows} flow arrow{'' if flows == 1 else 's'})"
+    check(f"(timeline, {scope}, " in wrote and events in wrote and wrote.endswith(arrows),
+          f"the wrote line {wrote!r} does not say: timeline, {scope}, {events}..., {arrows}")
 
 
-def expect_clean_failure(cmd, what):
-    r = run(cmd)
+def expect_clean_failure(cmd, what, mentions=(), cwd=None):
+    """Exit 1 or 2, one line on stderr naming each of `mentions`, nothing on stdout."""
+    r = run(cmd, cwd=cwd)
     lines = [line for line in r.stderr.splitlines() if line.strip()]
     print(f"{what}: exit {r.returncode}: {r.stderr.strip()}")
     check(r.returncode in (1, 2), f"{what}: exit {r.returncode} (a crash is negative or > 2), expected 1 or 2")
     check(len(lines) == 1, f"{what}: stderr is {len(lines)} lines, expected one: {lines}")
     check(r.stdout == "", f"{what}: printed on stdout: {r.stdout[:200]!r}")
+    for word in mentions:
+        check(word in r.stderr, f"{what}: the error does not name {word!r}: {r.stderr.strip()!r}")
 
 
 def bad_inputs(tmp):
@@ -171,16 +241,67 @@ def bad_inputs(tmp):
     return files
 
 
+# Every option ts_trace_svg takes, as its usage line spells it.
+SVG_OPTIONS = ["--memory", "--step N", "--from-us A", "--to-us B", "-o OUT.svg", "-o -", "-h", "--help"]
+
+
 def case_svg_errors(a):
-    with tempfile.TemporaryDirectory() as tmp:
+    a.tool = tool_path(a.tool)
+    trace = os.path.abspath(a.trace)
+    with tempfile.TemporaryDirectory() as tmp, tempfile.TemporaryDirectory() as cwd:
         for name, path in bad_inputs(tmp).items():
-            expect_clean_failure([a.tool, path], f"ts_trace_svg {name}")
-    expect_clean_failure([a.tool, a.trace, "--step", "99"], "ts_trace_svg --step 99")
-    expect_clean_failure([a.tool, a.trace, "--step", "three"], "ts_trace_svg --step three")
-    expect_clean_failure([a.tool, a.trace, "--from-us", "50", "--to-us", "10"], "ts_trace_svg empty window")
-    expect_clean_failure([a.tool, a.trace, "--to-us"], "ts_trace_svg --to-us without a value")
-    expect_clean_failure([a.tool], "ts_trace_svg without a trace")
-    expect_clean_failure([a.tool, a.trace, "-o", "/nonexistent-dir/x.svg"], "ts_trace_svg unwritable output")
+            expect_clean_failure([a.tool, path], f"ts_trace_svg {name}", cwd=cwd)
+        cases = [
+            (["--step", "99"], "--step 99", ["ProfilerStep#99"]),
+            (["--step", "three"], "--step three", ["--step", "'three'", "whole number"]),
+            (["--from-us", "50", "--to-us", "10"], "empty window", ["empty view"]),
+            (["--to-us"], "--to-us without a value", ["--to-us", "needs a value"]),
+            (["--step"], "--step without a value", ["--step", "needs a value"]),
+            (["-o"], "-o without a value", ["-o", "needs a value"]),
+            (["-o", ""], "-o ''", ["-o", "file name"]),
+            (["--from-us", "soon"], "--from-us soon", ["--from-us", "'soon'", "microseconds"]),
+            (["--bogus"], "--bogus", ["unknown option '--bogus'", "--help"]),
+            ([trace], "two traces", ["one trace at a time"]),
+            (["-o", "/nonexistent-dir/x.svg"], "unwritable output", ["cannot write /nonexistent-dir/x.svg"]),
+        ]
+        for extra, what, mentions in cases:
+            expect_clean_failure([a.tool, trace] + extra, f"ts_trace_svg {what}", mentions, cwd=cwd)
+        expect_clean_failure([a.tool], "ts_trace_svg without a trace", ["no trace given"], cwd=cwd)
+        expect_clean_failure([a.tool, "--step", "3"], "ts_trace_svg --step 3 without a trace", ["no trace given"], cwd=cwd)
+        check(os.listdir(cwd) == [], f"a failed run wrote {os.listdir(cwd)} in the current directory")
+
+        # --help: usage, what it draws, every option with its default, the default output file, examples.
+        r = run([a.tool, "--help"], cwd=cwd)
+        print(f"--help: exit {r.returncode}, {len(r.stdout.splitlines())} lines")
+        check(r.returncode == 0 and r.stderr == "", f"--help: exit {r.returncode}, stderr {r.stderr!r}")
+        check(r.stdout.startswith("usage: ts_trace_svg "), "--help does not start with the usage line")
+        usage = r.stdout.splitlines()[0] if r.stdout else ""
+        lines = r.stdout.splitlines()
+        if "options:" in lines:
+            lines = lines[lines.index("options:"):]  # the options' entries, then the rest
+        check("options:" in r.stdout, "--help has no 'options:' section")
+        described = [line.strip() for line in lines if line.startswith("  -") or line.startswith("  TRACE")]
+        for option in SVG_OPTIONS:
+            check(option.split()[0] in usage or option in ("-h", "--help"), f"the usage line lacks {option}")
+            check(any(line.startswith(option) or line.startswith(f"-h, {option}") or f" {option} " in line
+                      for line in described), f"--help describes no option {option!r}")
+        for option in ["--memory", "--step N", "--from-us A", "--to-us B", "-o OUT.svg"]:
+            # The option's entry: its line under "options:" and the indented lines that continue it.
+            at = next((i for i, line in enumerate(lines) if line.startswith("  " + option)), None)
+            entry = []
+            if at is not None:
+                entry = [lines[at]]
+                for line in lines[at + 1:]:
+                    if not line.startswith("    "):
+                        break
+                    entry.append(line)
+            check("default" in " ".join(entry), f"--help gives no default for {option}: {entry}")
+        for words in ["timeline", "[memory]", "_step<N>", "_memory", ".svg", "current directory", "wrote",
+                      "stdout", "examples:"]:
+            check(words in r.stdout, f"--help does not mention {words!r}")
+        examples = [line for line in r.stdout.splitlines() if line.startswith("  ts_trace_svg ")]
+        check(len(examples) >= 2, f"--help has {len(examples)} examples, expected two or more")
+        check(os.listdir(cwd) == [], f"--help wrote {os.listdir(cwd)}")
 
 
 # ---- ts_trace_diff ------------------------------------------------------------------

@@ -7,7 +7,8 @@
 # The pictures are committed so that they show on the repository's web pages;
 # this list is the only place that says which trace and which options make
 # each one, and ctest (render_pictures) fails when a committed picture differs
-# from what its trace gives. Edit the list, run the script, commit both.
+# from what its trace gives. Edit the list, run the script, commit both. Each
+# picture is written with -o into OUT_DIR, and the tool prints one "wrote" line.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 tool=$(realpath "${1:-$root/build/dev/ts_trace_svg}")

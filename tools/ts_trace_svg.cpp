@@ -1,6 +1,12 @@
 // tools/ts_trace_svg.cpp: a Chrome trace drawn as a standalone SVG timeline, to read without a browser.
 //
-//   ts_trace_svg TRACE.json[.gz] [--step N] [--from-us A] [--to-us B] [-o OUT.svg]
+//   ts_trace_svg TRACE.json[.gz] [--step N] [--from-us A] [--to-us B] [-o OUT.svg | -o -]
+//
+// The picture goes to -o's file, to stdout with -o -, and by default to a file in the current
+// directory named after the trace: its file name without .json or .json.gz, then _step<N> with
+// --step, _memory with --memory, then .svg (64_bf16_warm_eager.json --step 3 gives
+// 64_bf16_warm_eager_step3.svg). After writing a file it prints "wrote PATH (what it draws)" on
+// stdout; with -o - stdout holds the SVG alone. --help prints the options.
 //
 // What is drawn, top to bottom, in the trace's own lane order (its sort-index metadata):
 //   each CPU thread: ProfilerStep#N > your annotations > ts:: ops > the runtime and driver
@@ -21,10 +27,10 @@
 // full name; times in us from time 0), every arrow one <path class="flow">, so that a test can
 // count them. A name is drawn inside its box when it fits, else cut with "…", by a monospace
 // estimate of its width (no font metrics); kernels are labelled without "void " and their
-// argument list. The same input gives the same bytes. Exits 1 with one line on stderr on a trace
-// that cannot be read, a step it does not have, or an empty view.
+// argument list. The same input gives the same bytes. Exits 2 with one line on stderr on a wrong
+// command line, 1 on a trace that cannot be read, a step it does not have, or an empty view.
 //
-//   ts_trace_svg --memory TRACE.json[.gz] [--step N] [--from-us A] [--to-us B] [-o OUT.svg]
+//   ts_trace_svg --memory TRACE.json[.gz] [--step N] [--from-us A] [--to-us B] [-o OUT.svg | -o -]
 //
 // draws the trace's "[memory]" events instead (profile_memory): one chart per device, bytes live
 // over time, stacked by the op that allocated each block. An event belongs to the innermost op or
@@ -43,9 +49,11 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <map>
 #include <optional>
 #include <set>
@@ -170,16 +178,61 @@ std::string tick_label(double value, double step) {
 }
 
 struct Options {
-  std::string path, out;
+  std::string path;
+  std::string out;  // -o as given: a file, "-" for stdout, empty for the default file
   bool memory = false;  // draw the [memory] events: bytes live over time, by op
   std::optional<int64_t> step;
   std::optional<double> from_us, to_us;
 };
 
-constexpr const char* kUsage = "ts_trace_svg [--memory] TRACE.json[.gz] [--step N] [--from-us A] [--to-us B] [-o OUT.svg]";
+constexpr const char* kUsage =
+    "ts_trace_svg [--memory] TRACE.json[.gz] [--step N] [--from-us A] [--to-us B] [-o OUT.svg | -o -]";
+
+constexpr const char* kHelp = R"(usage: ts_trace_svg [--memory] TRACE.json[.gz] [--step N] [--from-us A] [--to-us B] [-o OUT.svg | -o -]
+
+Draws a Chrome trace that the profiler wrote (export_chrome_trace) as one standalone SVG picture,
+to read without a browser.
+
+  the timeline (default)  one lane per CPU thread (ProfilerStep#N, your annotations, ts:: ops, the
+                          runtime and driver calls; one row per nesting depth) and one per GPU
+                          stream (kernels, memcpys, memsets, GPU annotations, syncs); arrows from
+                          each launch call to the GPU work it made; a time axis in us; a colour key
+  --memory                the trace's [memory] events instead (a trace recorded with
+                          profile_memory): one chart per device of the bytes live over time,
+                          stacked by the op that allocated each block; the peak; one tick per
+                          allocation or free
+
+options:
+  TRACE.json[.gz]  the trace to draw (required; read as gzip when the name ends in .gz)
+  --memory         draw the memory chart instead of the timeline (default: the timeline)
+  --step N         only ProfilerStep#N: its CPU slices and the GPU work they launched, time 0 at
+                   the step's start (default: the whole trace, time 0 at its first event)
+  --from-us A      the view starts A us after time 0 (default: 0)
+  --to-us B        the view ends B us after time 0 (default: the end of the last event); one
+                   --to-us for several traces draws them on one scale
+  -o OUT.svg       write the picture to OUT.svg; -o - writes it to stdout (default: a file in
+                   the current directory named after the trace: its file name without .json or
+                   .json.gz, then _step<N> with --step, _memory with --memory, then .svg;
+                   --from-us and --to-us leave the name as it is: give -o to keep two views)
+  -h, --help       print this text
+
+After writing a file it prints one line on stdout: wrote OUT.svg (what it draws). With -o - stdout
+holds the SVG alone. A wrong command line exits 2 and a trace it cannot read or draw (no such
+step, an empty view, no [memory] events) exits 1, each with one line on stderr.
+
+examples:
+  ts_trace_svg traces/01_matmul_add/64_bf16_warm_eager.json --step 3
+      writes 64_bf16_warm_eager_step3.svg
+  ts_trace_svg --memory traces/05_memory_and_syncs/64x128x768x3072_bf16_warm_memory_eager.json --step 3
+      writes 64x128x768x3072_bf16_warm_memory_eager_step3_memory.svg
+  ts_trace_svg fused.json --step 3 --to-us 560 -o fused.svg
+      step #3 from 0 to 560 us, into fused.svg (eager.json drawn with the same --to-us: one scale)
+  ts_trace_svg TRACE.json -o - | gzip > trace.svg.gz
+      the SVG on stdout, for a script
+)";
 
 int bad_usage(const std::string& message) {  // one line, exit 2
-  fmt::print(stderr, "ts_trace_svg: {} (usage: {})\n", message, kUsage);
+  fmt::print(stderr, "ts_trace_svg: {} (usage: {}; --help says more)\n", message, kUsage);
   return 2;
 }
 
@@ -196,16 +249,33 @@ int fail(const std::string& message) {
   return 1;
 }
 
-// The SVG to -o's file, or to stdout.
-int write_output(const Options& opt, const std::string& out) {
-  if (opt.out.empty()) {
-    fmt::print("{}", out);
-    return 0;
+// The file written without -o: the trace's file name less .json or .json.gz, _step<N> with --step,
+// _memory with --memory, .svg; in the current directory.
+std::string default_output(const Options& opt) {
+  std::string name = opt.path.substr(opt.path.rfind('/') + 1);  // npos + 1 == 0: the whole path
+  for (const char* suffix : {".json.gz", ".json"}) {
+    if (name.size() > std::strlen(suffix) && name.ends_with(suffix)) {
+      name.resize(name.size() - std::strlen(suffix));
+      break;
+    }
   }
-  std::FILE* f = std::fopen(opt.out.c_str(), "wb");
-  if (f == nullptr) return fail(fmt::format("cannot write {}", opt.out));
-  const bool ok = std::fwrite(out.data(), 1, out.size(), f) == out.size();
-  if (std::fclose(f) != 0 || !ok) return fail(fmt::format("cannot write {}", opt.out));
+  if (opt.step) name += fmt::format("_step{}", *opt.step);
+  if (opt.memory) name += "_memory";
+  return name + ".svg";
+}
+
+// The SVG to stdout (-o -), or to -o's file or the default one, then "wrote PATH (what)".
+int write_output(const Options& opt, const std::string& svg, const std::string& what) {
+  if (opt.out == "-") {
+    fmt::print("{}", svg);
+    return std::fflush(stdout) == 0 ? 0 : fail("cannot write the SVG to stdout");
+  }
+  const std::string path = opt.out.empty() ? default_output(opt) : opt.out;
+  std::FILE* f = std::fopen(path.c_str(), "wb");
+  if (f == nullptr) return fail(fmt::format("cannot write {}: {}", path, std::strerror(errno)));
+  const bool ok = std::fwrite(svg.data(), 1, svg.size(), f) == svg.size();
+  if (std::fclose(f) != 0 || !ok) return fail(fmt::format("cannot write {}: {}", path, std::strerror(errno)));
+  fmt::print("wrote {} ({})\n", path, what);
   return 0;
 }
 
@@ -584,7 +654,35 @@ int draw_memory(const Options& opt, const Trace& trace) {
                    opt.step ? "the step's start" : "the first event"));
   emit(body);
   emit("</svg>\n");
-  return write_output(opt, out);
+  std::string what = fmt::format("memory, {}, {} us to {} us:", scope, us(view_from - origin), us(view_to - origin));
+  for (size_t i = 0; i < charts.size(); ++i)
+    what += fmt::format("{} {} {} event{}, peak {}", i ? ";" : "", charts[i].device, charts[i].events.size(),
+                        charts[i].events.size() == 1 ? "" : "s", format_memory(charts[i].peak));
+  return write_output(opt, out, what);
+}
+
+// The number after an option: a whole one for --step, microseconds for --from-us/--to-us.
+bool parse_number(const std::string& option, const std::string& text, Options* opt, std::string* why) {
+  try {
+    size_t used = 0;
+    if (option == "--step") {
+      const int64_t value = std::stoll(text, &used);
+      if (used == text.size()) {
+        opt->step = value;
+        return true;
+      }
+    } else {
+      const double value = std::stod(text, &used);
+      if (used == text.size() && std::isfinite(value)) {
+        (option == "--from-us" ? opt->from_us : opt->to_us) = value;
+        return true;
+      }
+    }
+  } catch (const std::exception&) {
+  }
+  *why = option == "--step" ? fmt::format("--step needs a whole number (the N of ProfilerStep#N), got '{}'", text)
+                            : fmt::format("{} needs a number of microseconds (e.g. 560 or 12.5), got '{}'", option, text);
+  return false;
 }
 
 }  // namespace
@@ -593,37 +691,34 @@ int main(int argc, char** argv) {
   Options opt;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
-    const bool has_value = i + 1 < argc;
-    try {
-      if (arg == "-h" || arg == "--help") {
-        fmt::print("usage: {}\n", kUsage);
-        return 0;
+    if (arg == "-h" || arg == "--help") {
+      fmt::print("{}", kHelp);
+      return 0;
+    }
+    if (arg == "--memory") {
+      opt.memory = true;
+    } else if (arg == "--step" || arg == "--from-us" || arg == "--to-us" || arg == "-o") {
+      if (i + 1 >= argc) {
+        return bad_usage(fmt::format("{} needs a value after it ({}), got nothing", arg,
+                                     arg == "--step" ? "a step number" : arg == "-o" ? "a file name, or - for stdout"
+                                                                                     : "microseconds"));
       }
-      if (arg == "--memory") {
-        opt.memory = true;
-      } else if (arg == "--step" && has_value) {
-        size_t used = 0;
-        const std::string v = argv[++i];
-        opt.step = std::stoll(v, &used);
-        if (used != v.size()) throw std::invalid_argument(v);
-      } else if ((arg == "--from-us" || arg == "--to-us") && has_value) {
-        size_t used = 0;
-        const std::string v = argv[++i];
-        const double value = std::stod(v, &used);
-        if (used != v.size() || !std::isfinite(value)) throw std::invalid_argument(v);
-        (arg == "--from-us" ? opt.from_us : opt.to_us) = value;
-      } else if (arg == "-o" && has_value) {
-        opt.out = argv[++i];
-      } else if (arg.starts_with("-") || !opt.path.empty()) {
-        return bad_usage(fmt::format("unexpected argument {}{}", arg, arg.starts_with("-") ? " (or no value after it)" : ""));
-      } else {
-        opt.path = arg;
+      const std::string value = argv[++i];
+      if (arg == "-o") {
+        if (value.empty()) return bad_usage("-o needs a file name (or - for stdout), got ''");
+        opt.out = value;
+      } else if (std::string why; !parse_number(arg, value, &opt, &why)) {
+        return bad_usage(why);
       }
-    } catch (const std::exception&) {
-      return bad_usage(fmt::format("{} needs a number, got '{}'", arg, argv[i]));
+    } else if (arg.starts_with("-")) {
+      return bad_usage(fmt::format("unknown option '{}'", arg));
+    } else if (!opt.path.empty()) {
+      return bad_usage(fmt::format("one trace at a time, got '{}' and '{}'", opt.path, arg));
+    } else {
+      opt.path = arg;
     }
   }
-  if (opt.path.empty()) return bad_usage("no trace given");
+  if (opt.path.empty()) return bad_usage("no trace given (the first argument that is not an option is the trace)");
 
   Trace trace;
   std::string why;
@@ -873,5 +968,9 @@ int main(int argc, char** argv) {
   }
   emit("</g>\n</svg>\n");
 
-  return write_output(opt, out);
+  return write_output(opt, out,
+                      fmt::format("timeline, {}, {} us to {} us: {} event{} on {} lane{}, {} flow arrow{}", scope,
+                                  us(view_from - origin), us(view_to - origin), drawn_count, drawn_count == 1 ? "" : "s",
+                                  lanes.size(), lanes.size() == 1 ? "" : "s", arrows.size(),
+                                  arrows.size() == 1 ? "" : "s"));
 }
