@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# tools/first_build.sh OUT_FILE: a learner's first hour, timed. A fresh clone of this checkout's
-# HEAD, in a scratch folder, then
+# tools/first_build.sh OUT_FILE [KEEP_DIR]: a learner's first hour, timed. A fresh clone of this
+# checkout's HEAD (a copy of its files, build/ left out, where there is no .git), in a scratch
+# folder (KEEP_DIR, kept, when given), then
 #   1. `make tutorials`, every line it prints stamped with the seconds since it started: when the
 #      tutorials are built and the first run starts, when the last run ends;
 #   2. `make build`, the rest (tests, benchmarks, ladder, trace tools);
@@ -11,11 +12,22 @@ set -euo pipefail
 out=${1:?usage: tools/first_build.sh OUT_FILE}
 out=$(realpath -m "$out")
 src=$(cd "$(dirname "$0")/.." && pwd)
-scratch=$(mktemp -d)
-trap 'rm -rf "$scratch"' EXIT
-git clone -q "$src" "$scratch/tensorscope"
+if [[ -n ${2:-} ]]; then
+  scratch=$(realpath -m "$2")
+  rm -rf "$scratch" && mkdir -p "$scratch"
+else
+  scratch=$(mktemp -d)
+  trap 'rm -rf "$scratch"' EXIT
+fi
+if [[ -d $src/.git ]]; then
+  git clone -q "$src" "$scratch/tensorscope"
+  commit=$(git -C "$scratch/tensorscope" rev-parse --short HEAD)
+else
+  mkdir "$scratch/tensorscope"
+  tar -C "$src" --exclude=./build -cf - . | tar -C "$scratch/tensorscope" -xf -
+  commit="(a copy of the working tree)"
+fi
 cd "$scratch/tensorscope"
-commit=$(git rev-parse --short HEAD)
 
 stamp() { python3 -u -c '
 import sys, time

@@ -18,6 +18,9 @@
 // GPU annotations and syncs are left out, as in the table. Traces may be plain
 // or gzip JSON. --steps: only what lies inside a ProfilerStep (CPU slices
 // within a step, GPU work launched from one), averaged per step of each trace.
+// When neither trace has device activity (a CPU run, or --activities cpu: no
+// GPU work, no CUDA call), the Self CUDA columns and total would be zeros
+// throughout: they are left out, and a line under the header says so.
 // Exits 1 with one line on stderr when a trace cannot be read.
 #include <fmt/core.h>
 
@@ -142,6 +145,13 @@ Profile profile(const Trace& trace, bool in_steps) {
   return out;
 }
 
+// Anything the GPU did (kernels, copies, memsets, GPU annotations, syncs) or a CUDA call.
+bool has_device_activity(const Trace& trace) {
+  for (const Slice& s : trace.slices)
+    if (ts::trace::on_gpu_lane(s.cat) || s.cat == "cuda_runtime" || s.cat == "cuda_driver") return true;
+  return false;
+}
+
 std::string us(double ns) { return fmt::format("{:.3f}", ns / 1000.0); }
 
 std::string ratio(double before, double after) {
@@ -199,6 +209,7 @@ int main(int argc, char** argv) {
   }
   const Profile& before = profiles[0];
   const Profile& after = profiles[1];
+  const bool cuda = has_device_activity(traces[0]) || has_device_activity(traces[1]);  // the Self CUDA columns
   const double scale_before = per_step ? static_cast<double>(before.steps) : 1.0;
   const double scale_after = per_step ? static_cast<double>(after.steps) : 1.0;
 
@@ -234,30 +245,43 @@ int main(int argc, char** argv) {
   } else {
     fmt::print("  whole traces, summed; times in us\n");
   }
-  fmt::print("  change = after - before, ratio = after / before; Self CUDA of an op = GPU work it launched itself\n\n");
+  if (cuda) {
+    fmt::print("  change = after - before, ratio = after / before; Self CUDA of an op = GPU work it launched itself\n\n");
+  } else {
+    fmt::print("  change = after - before, ratio = after / before\n"
+               "  no Self CUDA columns: neither trace has device activity (no kernel, no copy, no CUDA call)\n\n");
+  }
 
+  // One row's cells: calls, Self CPU (and Self CUDA when a trace has device activity), kind and name.
   const std::string calls_format = per_step ? "{:>7.2f}" : "{:>7.0f}";
-  fmt::print("{:>7} {:>7}  {:>11} {:>11} {:>11} {:>6}  {:>11} {:>11} {:>11} {:>6}  {:<16} {}\n", "calls", "calls",
-             "Self CPU", "Self CPU", "change", "ratio", "Self CUDA", "Self CUDA", "change", "ratio", "kind", "name");
-  fmt::print("{:>7} {:>7}  {:>11} {:>11} {:>11} {:>6}  {:>11} {:>11} {:>11} {:>6}\n", "before", "after", "before",
-             "after", "", "", "before", "after", "", "");
+  const auto print_row = [&](const std::string& calls_b, const std::string& calls_a, const std::string (&cpu)[4],
+                             const std::string (&gpu)[4], const std::string& kind, const std::string& name) {
+    std::string text = fmt::format("{} {}  {:>11} {:>11} {:>11} {:>6}", calls_b, calls_a, cpu[0], cpu[1], cpu[2], cpu[3]);
+    if (cuda) text += fmt::format("  {:>11} {:>11} {:>11} {:>6}", gpu[0], gpu[1], gpu[2], gpu[3]);
+    if (!kind.empty() || !name.empty()) text += fmt::format("  {:<16} {}", kind, name);
+    fmt::print("{}\n", text);
+  };
+  print_row(fmt::format("{:>7}", "calls"), fmt::format("{:>7}", "calls"), {"Self CPU", "Self CPU", "change", "ratio"},
+            {"Self CUDA", "Self CUDA", "change", "ratio"}, "kind", "name");
+  print_row(fmt::format("{:>7}", "before"), fmt::format("{:>7}", "after"), {"before", "after", "", ""},
+            {"before", "after", "", ""}, "", "");
   double largest = 0;
   for (const Line& line : lines) {
     const double cpu_b = line.b.self_cpu_ns / scale_before, cpu_a = line.a.self_cpu_ns / scale_after;
     const double cuda_b = line.b.self_cuda_ns / scale_before, cuda_a = line.a.self_cuda_ns / scale_after;
     largest = std::max({largest, std::fabs(line.d_cpu), std::fabs(line.d_cuda)});
-    fmt::print("{} {}  {:>11} {:>11} {:>11} {:>6}  {:>11} {:>11} {:>11} {:>6}  {:<16} {}\n",
-               fmt::format(fmt::runtime(calls_format), line.b.calls / scale_before),
-               fmt::format(fmt::runtime(calls_format), line.a.calls / scale_after), us(cpu_b), us(cpu_a),
-               us(line.d_cpu), ratio(cpu_b, cpu_a), us(cuda_b), us(cuda_a), us(line.d_cuda), ratio(cuda_b, cuda_a),
-               line.key.first, line.key.second);
+    print_row(fmt::format(fmt::runtime(calls_format), line.b.calls / scale_before),
+              fmt::format(fmt::runtime(calls_format), line.a.calls / scale_after),
+              {us(cpu_b), us(cpu_a), us(line.d_cpu), ratio(cpu_b, cpu_a)},
+              {us(cuda_b), us(cuda_a), us(line.d_cuda), ratio(cuda_b, cuda_a)}, line.key.first, line.key.second);
   }
   const double cpu_b = before.self_cpu_total_ns / scale_before, cpu_a = after.self_cpu_total_ns / scale_after;
   const double cuda_b = before.self_cuda_total_ns / scale_before, cuda_a = after.self_cuda_total_ns / scale_after;
   fmt::print("\nSelf CPU time total:  {} -> {} (change {}, ratio {})\n", us(cpu_b), us(cpu_a), us(cpu_a - cpu_b),
              ratio(cpu_b, cpu_a));
-  fmt::print("Self CUDA time total: {} -> {} (change {}, ratio {})\n", us(cuda_b), us(cuda_a), us(cuda_a - cuda_b),
-             ratio(cuda_b, cuda_a));
+  if (cuda)
+    fmt::print("Self CUDA time total: {} -> {} (change {}, ratio {})\n", us(cuda_b), us(cuda_a), us(cuda_a - cuda_b),
+               ratio(cuda_b, cuda_a));
 
   int appeared = 0, vanished = 0;
   for (const Line& line : lines) appeared += line.in_after && !line.in_before;
@@ -271,7 +295,8 @@ int main(int argc, char** argv) {
   if (largest < 0.5 && appeared == 0 && vanished == 0) {
     bool same_calls = true;
     for (const Line& line : lines) same_calls &= line.b.calls / scale_before == line.a.calls / scale_after;
-    if (same_calls) fmt::print("no change: every row has the same calls, Self CPU and Self CUDA\n");
+    if (same_calls)
+      fmt::print("no change: every row has the same {}\n", cuda ? "calls, Self CPU and Self CUDA" : "calls and Self CPU");
   }
   return 0;
 }

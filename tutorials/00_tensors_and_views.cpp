@@ -7,13 +7,15 @@
 // directly. The run is profiled: its table (and the trace written beside it)
 // shows which of these calls launched work and which only made a new view.
 //
-// Writes traces/00_tensors_and_views/views_<cpu|cuda>.{json,txt}.
+// Writes traces/00_tensors_and_views/views_<cpu|cuda>[_<tag>].{json,txt}.
 //
-// Run: ./build/dev/tutorials/00_tensors_and_views [--device cpu|cuda] [--out-dir DIR]
+// Run: ./build/dev/tutorials/00_tensors_and_views [--device cpu|cuda] [--out-dir DIR] [--tag NAME]
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <map>
+#include <vector>
 
 #include "ops/ops.h"
 #include "profiler/profiler.h"
@@ -28,6 +30,26 @@ int storage_number(const ts::Tensor& x) {
   return numbers.try_emplace(x.storage().get(), static_cast<int>(numbers.size()) + 1).first->second;
 }
 
+// The run's first op against the calls after it: the first pays one-time costs the others do not.
+//   ts::t, the run's first op, took 3.797 us of Self CPU; the other calls 1.863 us each (median). ...
+void print_first_call(const ts::profiler::EventList& table) {
+  if (table.rows.size() < 2) return;
+  const auto self_us = [](const ts::profiler::KeyAverage& row) {
+    return row.self_cpu_time_total_us() / static_cast<double>(std::max<int64_t>(row.count, 1));
+  };
+  std::vector<double> rest;
+  for (size_t i = 1; i < table.rows.size(); ++i) rest.push_back(self_us(table.rows[i]));
+  std::sort(rest.begin(), rest.end());
+  const size_t n = rest.size();
+  const double median = n % 2 == 1 ? rest[n / 2] : (rest[n / 2 - 1] + rest[n / 2]) / 2;
+  const ts::profiler::KeyAverage& first = table.rows.front();
+  fmt::print("{}, the run's first op, took {:.3f} us of Self CPU; the other calls {:.3f} us each (median). A first\n"
+             "call pays one-time costs (the dispatcher's set-up, code and data the process touches for the first\n"
+             "time) that later calls do not: read the first row of any profile with that in mind. Tutorial 01's\n"
+             "schedule keeps such costs out of the steps it records.\n\n",
+             first.key, self_us(first), median);
+}
+
 void describe(const char* name, const ts::Tensor& x) {
   fmt::print("{:<14} shape {}  strides {}  offset {}  contiguous {}  storage #{}\n", name, x.shape(), x.strides(),
              x.offset(), x.is_contiguous() ? "yes" : "no ", storage_number(x));
@@ -38,9 +60,9 @@ void describe(const char* name, const ts::Tensor& x) {
 int main(int argc, char** argv) try {  // every exception becomes one line and exit code 1
   CLI::App app{"Tutorial 00: tensors, strides and views"};
   std::string device_name = ts::cuda::is_available() ? "cuda" : "cpu";
-  std::string out_dir = "traces/00_tensors_and_views";
-  app.add_option("--device", device_name, "cpu or cuda (default: cuda when a GPU is present)");
-  app.add_option("--out-dir", out_dir, "where the .json and .txt go (default traces/00_tensors_and_views)");
+  std::string out_dir, tag;
+  tutorial::add_device_flag(app, device_name);
+  tutorial::add_output_flags(app, out_dir, tag, "traces/00_tensors_and_views");
   if (const auto code = tutorial::parse_flags(app, argc, argv)) return *code;
 
   const ts::Device device = ts::Device::parse(device_name);
@@ -98,13 +120,20 @@ int main(int argc, char** argv) try {  // every exception becomes one line and e
   const std::string text = table.table("", /*row_limit=*/-1);
   fmt::print("Every call above as the profiler recorded it, in order of first appearance.\n"
              "Guess first: which calls worked on the data, and which only made a new view of it? {}\n{}\n",
-             device.is_cuda() ? "A view launches\nnothing: look for the rows with CUDA time."
-                              : "At 6 elements every\ncall costs about the same bookkeeping; look at the nesting instead: a view calls nothing below it.",
+             device.is_cuda()
+                 ? "A view launches\nnothing: look for the rows with CUDA time. The first calls also pay for CUDA's "
+                   "start (the context,\nloading each kernel): one-time costs, not work."
+                 : "At 6 elements no\ncall has work to speak of: the times are bookkeeping, a few microseconds or "
+                   "less per call, and the\nrun's first op also pays one-time costs. Look at the nesting instead: a "
+                   "view calls nothing below it.",
              text);
-  const std::string base = fmt::format("{}/views_{}", out_dir, device.is_cuda() ? "cuda" : "cpu");
+  if (device.is_cpu()) print_first_call(table);
+  const std::string base = fmt::format("{}/views_{}{}", out_dir, device.is_cuda() ? "cuda" : "cpu",
+                                       tag.empty() ? "" : "_" + tag);
+  const bool replaced = tutorial::file_exists(base + ".json") || tutorial::file_exists(base + ".txt");
   tutorial::write_text_file(base + ".txt", text);
   profiler.export_chrome_trace(base + ".json");
-  fmt::print("wrote {}.json (open it in https://ui.perfetto.dev or chrome://tracing)\n      {}.txt\n\n", base, base);
+  tutorial::print_written(base + ".json", base + ".txt", replaced);
 
   // The check this tutorial stands on: views share storage and read the right elements.
   const std::vector<float> want_t{1, 3, 5, 2, 4, 6};

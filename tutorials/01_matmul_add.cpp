@@ -13,12 +13,12 @@
 // run prints each recorded step's width; --unprofiled N then times N more steps
 // with the profiler off, to set the profiler's own cost beside the step.
 //
-// Writes traces/01_matmul_add/<size>_<dtype>_<cold|warm>_<eager|fused>[_batched][_matrix].{json,txt}
+// Writes traces/01_matmul_add/<size>_<dtype>_<cold|warm>_<eager|fused>[_batched][_matrix][_<tag>].{json,txt}
 // (relative to the current directory); open the .json in ui.perfetto.dev.
 //
 // Run: ./build/dev/tutorials/01_matmul_add [--size 64] [--dtype bf16|f16|f32] [--warmup 0]
 //          [--batched] [--fused] [--bias row|matrix] [--active 3] [--schedule-wait 1] [--schedule-warmup 1]
-//          [--activities cpu,cuda|cpu] [--unprofiled 0] [--device cpu|cuda]
+//          [--activities cpu,cuda|cpu] [--unprofiled 0] [--device cpu|cuda] [--out-dir DIR] [--tag NAME]
 #include <fmt/core.h>
 
 #include <algorithm>
@@ -61,7 +61,12 @@ void print_expectations(const Flags& f, const ts::Device& device) {
              : first == 2 ? "steps 0 and 1 run unrecorded"
                           : fmt::format("steps 0..{} run unrecorded", first - 1),
              first, first + f.active - 1, f.active);
-  if (f.fused && !f.matrix_bias()) {
+  if (f.fused && device.is_cpu()) {
+    fmt::print("  - each step: ProfilerStep#N > matmul_add > ts::addmm. One op: ts::addmm starts the GEMM's f32\n"
+               "    accumulator from b ({}) and sgemm adds the product to it (beta = 1), so there is no\n"
+               "    ts::add row and no copy op before it.\n",
+               f.matrix_bias() ? fmt::format("[{}, {}]", f.size, f.size) : fmt::format("the row [{}], broadcast", f.size));
+  } else if (f.fused && !f.matrix_bias()) {
     fmt::print("  - each step: ProfilerStep#N > matmul_add > ts::addmm. One op: the bias row [{}] is added in the\n"
                "    GEMM's epilogue, so there is no ts::add row, no add kernel and no copy of the bias first.\n",
                f.size);
@@ -76,7 +81,12 @@ void print_expectations(const Flags& f, const ts::Device& device) {
                gemm, gemm, f.batched ? " 3-D inputs take the bmm path." : "");
   }
   const std::string work = flop >= 1e9 ? fmt::format("{:.1f} GFLOP", flop / 1e9) : fmt::format("{:.2f} MFLOP", flop / 1e6);
-  if (f.size <= 256) {
+  if (f.size <= 256 && device.is_cpu()) {
+    fmt::print("  - one GEMM is {}: tiny. On the CPU its math takes microseconds, so the rows around {}\n"
+               "    (matmul_add, ts::matmul{}) are a visible share of the step. On a GPU the same step is\n"
+               "    overhead-bound: CPU time dwarfs CUDA time and the GPU sits idle.\n",
+               work, gemm, f.fused ? "" : ", ts::add");
+  } else if (f.size <= 256) {
     fmt::print("  - one GEMM is {}: tiny. Dispatch and bookkeeping on the host cost as much as the math\n"
                "    (overhead-bound); on a GPU, CPU time would dwarf CUDA time and the GPU would sit idle.\n",
                work);
@@ -211,8 +221,8 @@ int main(int argc, char** argv) {
         ->check(tutorial::in_range(1, kMaxSize));
     app.add_flag("--batched", f.batched, "3-D inputs [4, N, N]: matmul dispatches to bmm");
     app.add_flag("--fused", f.fused, "one addmm(b, x, w) instead of matmul + add");
-    app.add_option("--bias", f.bias, "row: b is [N] (default); matrix: b is [N, N], the series' case")
-        ->check(CLI::IsMember({"row", "matrix"}));
+    app.add_option("--bias", f.bias, "the shape of b: [N], a bias row as Linear's (the default), or [N, N], the series' case")
+        ->check(tutorial::one_of({"row", "matrix"}));
     app.add_option("--unprofiled", f.unprofiled, "after the profile, time N steps with the profiler off (default 0)")
         ->check(tutorial::in_range(0, tutorial::kMaxSteps));
     tutorial::add_common_flags(app, f, "traces/01_matmul_add");

@@ -13,10 +13,11 @@
 //           merged path never reaches memory. Then the down GEMM.
 // The views (t, view, narrow) show in the table with zero CUDA time.
 //
-// Writes traces/03_mlp/<batch>x<seq>x<dim>x<hidden>_<dtype>_<cold|warm>_<path>.{json,txt}.
+// Writes traces/03_mlp/<batch>x<seq>x<dim>x<hidden>_<dtype>_<cold|warm>_<path>[_<tag>].{json,txt}.
 //
 // Run: ./build/dev/tutorials/03_mlp [--path eager|fused|merged|epilogue] [--batch 64] [--seq 128]
 //          [--dim 768] [--hidden 3072] [--dtype bf16|f16|f32] [--warmup 0] [--active 3] [--device cpu|cuda]
+//          [--out-dir DIR] [--tag NAME]
 #include <fmt/core.h>
 
 #include <string>
@@ -51,25 +52,41 @@ int run(Flags f) {
              f.dim, f.hidden, f.dtype, device.str());
   const double inter_mb = static_cast<double>(tokens * f.hidden) * static_cast<double>(ts::element_size(dtype)) / 1e6;
   fmt::print("Guess first, then look:\n");
-  fmt::print("  - {} kernels per forward on a GPU: ", expected);
+  if (!device.is_cuda())
+    fmt::print("  - on the CPU each op has finished when it returns: the table shows the ops a GPU run shows,\n"
+               "    as rows of CPU time, where a GPU would launch a kernel for each.\n");
+  const char* kernel = device.is_cuda() ? "kernel" : "op";  // what one step of the path is, on this device
+  fmt::print("  - {} kernels per forward on a GPU{}: ", expected,
+             path == ts::nn::MlpPath::epilogue && !device.is_cuda() ? " of compute capability 9.0" : "");
   switch (path) {
     case ts::nn::MlpPath::eager:
       fmt::print("3 GEMMs (no biases: ts::linear -> ts::matmul -> ts::mm),\n"
-                 "    a gelu kernel and a mul kernel. Each [{}, {}] intermediate is {:.3g} MB: gelu writes one,\n"
+                 "    a gelu {} and a mul {}. Each [{}, {}] intermediate is {:.3g} MB: gelu writes one,\n"
                  "    mul reads it back with up's output and writes another.\n",
-                 tokens, f.hidden, inter_mb);
+                 kernel, kernel, tokens, f.hidden, inter_mb);
       break;
     case ts::nn::MlpPath::fused:
-      fmt::print("3 GEMMs and one ts::geglu kernel: gelu(g) * u in one pass.\n"
+      fmt::print("3 GEMMs and one ts::geglu {}: gelu(g) * u in one pass.\n"
                  "    It saves writing and re-reading the gelu output: {:.3g} MB of traffic per forward.\n",
-                 2 * inter_mb);
+                 kernel, 2 * inter_mb);
       break;
     case ts::nn::MlpPath::merged:
-      fmt::print("one GEMM for gate and up together ([{}, {}] output), the fused kernel on\n"
+      fmt::print("one GEMM for gate and up together ([{}, {}] output), the fused {} on\n"
                  "    its two halves (views, read in place), and the down GEMM.\n",
-                 tokens, 2 * f.hidden);
+                 tokens, 2 * f.hidden, kernel);
       break;
     case ts::nn::MlpPath::epilogue:
+      if (!device.is_cuda()) {
+        fmt::print("one GEMM kernel (ts::linear_geglu)\n"
+                   "    computes gate and up for each output tile and writes only gelu(gate) * up ([{}, {}]),\n"
+                   "    then the down GEMM.\n"
+                   "  - on the CPU (as on other GPUs, in 3 kernels) ts::linear_geglu runs its composite rung,\n"
+                   "    linear_geglu/any/composite: ts::linear on the whole [{}, {}] weight (one [{}, {}]\n"
+                   "    product), then ts::geglu on its two halves, then the down GEMM: the merged path's ops,\n"
+                   "    under ts::linear_geglu.\n",
+                   tokens, f.hidden, 2 * f.hidden, f.dim, tokens, 2 * f.hidden);
+        break;
+      }
       if (!one_gemm) {
         fmt::print("ts::linear_geglu's composite rung on this GPU: its one-GEMM rung\n"
                    "    {}.\n"
@@ -83,9 +100,15 @@ int run(Flags f) {
                  tokens, f.hidden, tokens, 2 * f.hidden, 2 * inter_mb);
       break;
   }
-  fmt::print("  - views (ts::t, ts::view, ts::narrow) show in the table with CPU time only, 0 CUDA time.\n"
-             "  - the GEMMs dominate CUDA time: {:.3g} GFLOP each for gate, up and down.\n\n",
-             2.0 * static_cast<double>(tokens * f.dim * f.hidden) / 1e9);
+  if (device.is_cuda())
+    fmt::print("  - views (ts::t, ts::view, ts::narrow) show in the table with CPU time only, 0 CUDA time.\n"
+               "  - the GEMMs dominate CUDA time: {:.3g} GFLOP each for gate, up and down.\n\n",
+               2.0 * static_cast<double>(tokens * f.dim * f.hidden) / 1e9);
+  else
+    fmt::print("  - views (ts::t, ts::view, ts::narrow) show in the table with nothing below them: only\n"
+               "    bookkeeping, no copy.\n"
+               "  - the GEMMs dominate CPU time: {:.3g} GFLOP each for gate, up and down.\n\n",
+               2.0 * static_cast<double>(tokens * f.dim * f.hidden) / 1e9);
 
   ts::manual_seed(0);
   const ts::nn::GeGLUMLP mlp(f.dim, f.hidden, path, {dtype, device}, "mlp_fwd");
@@ -116,8 +139,8 @@ int main(int argc, char** argv) {
   return tutorial::run_guarded([&] {
     Flags f;
     CLI::App app{"Tutorial 03: the GeGLU MLP, eager, fused, merged and in a GEMM's epilogue"};
-    app.add_option("--path", f.path, "eager, fused, merged or epilogue")
-        ->check(CLI::IsMember({"eager", "fused", "merged", "epilogue"}));
+    app.add_option("--path", f.path, "how the MLP is computed (default eager)")
+        ->check(tutorial::one_of({"eager", "fused", "merged", "epilogue"}));
     app.add_option("--batch", f.batch, "batch (default 64)")->check(tutorial::in_range(1, 1 << 12));
     app.add_option("--seq", f.seq, "sequence length (default 128)")->check(tutorial::in_range(1, 1 << 16));
     app.add_option("--dim", f.dim, "model dim (default 768)")->check(tutorial::in_range(1, 1 << 16));

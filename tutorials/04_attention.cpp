@@ -13,11 +13,11 @@
 // On a CPU the fused paths cannot run: the tutorial says why and runs the math path instead. On a
 // GPU without a fused rung's instructions it says why and runs the best fused rung the GPU has.
 //
-// Writes traces/04_attention/<B>x<H>x<S>x<D>_<dtype>_<cold|warm>_<path>[_noncausal].{json,txt}.
+// Writes traces/04_attention/<B>x<H>x<S>x<D>_<dtype>_<cold|warm>_<path>[_noncausal][_<tag>].{json,txt}.
 //
 // Run: ./build/dev/tutorials/04_attention [--path naive|inplace|math|flash_v1|flash_v2|flash_v3] [--batch 4]
 //          [--heads 16] [--seq 1024] [--head-dim 64] [--causal|--no-causal] [--dtype bf16|f16|f32]
-//          [--warmup 0] [--active 3] [--device cpu|cuda] [--out-dir DIR]
+//          [--warmup 0] [--active 3] [--device cpu|cuda] [--out-dir DIR] [--tag NAME]
 #include <fmt/core.h>
 
 #include <algorithm>
@@ -53,8 +53,10 @@ std::string bytes_str(double bytes) {
 
 // ---- what to expect ----------------------------------------------------------------------------
 
-void print_expectations(nn::AttentionPath path, const Flags& f, ts::DType dtype) {
+void print_expectations(nn::AttentionPath path, const Flags& f, ts::DType dtype, ts::Device device) {
   const bool causal = f.causal;
+  const bool gpu = device.is_cuda();
+  const char* memory = gpu ? "GPU memory" : "memory";  // where the scores live
   const int kernels = nn::expected_kernels(path, causal, dtype);
   const int copies = nn::expected_memcpys(path, causal, dtype);
   const double es = static_cast<double>(ts::element_size(dtype));
@@ -62,6 +64,9 @@ void print_expectations(nn::AttentionPath path, const Flags& f, ts::DType dtype)
   const double qkv_bytes = static_cast<double>(f.batch * f.heads * f.seq * f.head_dim) * es;
 
   fmt::print("Guess first, then look:\n");
+  if (!gpu)
+    fmt::print("  - on the CPU each op below runs its CPU reference and has finished when it returns: the table\n"
+               "    shows them as rows of CPU time. On a GPU the same ops would launch:\n");
   fmt::print("  - {} kernel{} per forward on a GPU{}:\n", kernels, kernels == 1 ? "" : "s",
              copies > 0 ? fmt::format(" and {} copy (a Memcpy row, not a kernel): {} GPU operations", copies,
                                       kernels + copies)
@@ -80,19 +85,20 @@ void print_expectations(nn::AttentionPath path, const Flags& f, ts::DType dtype)
     case nn::AttentionPath::naive:
       if (causal)
         fmt::print("  - the copy: ts::masked_fill is out of place, so it runs ts::clone -> ts::copy_ on the\n"
-                   "    scores first (one cudaMemcpyAsync device to device, {} read and {} written),\n"
+                   "    scores first ({}, {} read and {} written),\n"
                    "    then ts::masked_fill_ on the copy.\n",
+                   gpu ? "one cudaMemcpyAsync device to device" : "a copy in memory, the ts::copy_ row",
                    bytes_str(one), bytes_str(one));
-      fmt::print("  - the [{}, {}, {}, {}] scores live in GPU memory: {} each in {}. The forward writes\n"
-                 "    {} of them (q@k^T, *scale,{} softmax) and reads them back between kernels.\n",
-                 f.batch, f.heads, f.seq, f.seq, bytes_str(one), f.dtype, causal ? 4 : 3,
-                 causal ? " the clone," : "");
+      fmt::print("  - the [{}, {}, {}, {}] scores live in {}: {} each in {}. The forward writes\n"
+                 "    {} of them (q@k^T, *scale,{} softmax) and reads them back between {}.\n",
+                 f.batch, f.heads, f.seq, f.seq, memory, bytes_str(one), f.dtype, causal ? 4 : 3,
+                 causal ? " the clone," : "", gpu ? "kernels" : "ops");
       break;
     case nn::AttentionPath::inplace:
       fmt::print("  - no copy: ts::masked_fill_ writes -inf into the scores where they are.\n");
-      fmt::print("  - the [{}, {}, {}, {}] scores live in GPU memory: {} each in {}; the forward writes\n"
+      fmt::print("  - the [{}, {}, {}, {}] scores live in {}: {} each in {}; the forward writes\n"
                  "    3 of them (q@k^T, *scale, softmax), one fewer than the naive path.\n",
-                 f.batch, f.heads, f.seq, f.seq, bytes_str(one), f.dtype);
+                 f.batch, f.heads, f.seq, f.seq, memory, bytes_str(one), f.dtype);
       break;
     case nn::AttentionPath::math: {
       const double f32 = score_elems * 4;
@@ -100,12 +106,13 @@ void print_expectations(nn::AttentionPath path, const Flags& f, ts::DType dtype)
         fmt::print("  - no copy: f32 inputs need no casts.\n");
       else
         fmt::print("  - no hidden copy, but 4 casts: ts::to (empty + copy_) turns q, k, v into f32 and the\n"
-                   "    result back into {}, a copy_ kernel each.\n",
-                   f.dtype);
-      fmt::print("  - the [{}, {}, {}, {}] scores live in GPU memory in f32: {} each{}. The GEMMs run\n"
-                 "    in f32: with TF32 off their kernel names show no 16-bit or TF32 types.\n"
+                   "    result back into {}, a copy_ {} each.\n",
+                   f.dtype, gpu ? "kernel" : "row");
+      fmt::print("  - the [{}, {}, {}, {}] scores live in {} in f32: {} each{}. The GEMMs run\n"
+                 "    in f32{}.\n"
                  "    The mask is rebuilt on every call{}.\n",
-                 f.batch, f.heads, f.seq, f.seq, bytes_str(f32), dtype == ts::DType::f32 ? "" : " (twice the bytes of 16-bit)",
+                 f.batch, f.heads, f.seq, f.seq, memory, bytes_str(f32), dtype == ts::DType::f32 ? "" : " (twice the bytes of 16-bit)",
+                 gpu ? ": with TF32 off their kernel names show no 16-bit or TF32 types" : ", on f32 copies of q, k and v",
                  causal ? fmt::format(" (ones, then triu: a [{}, {}] bool tensor of {})", f.seq, f.seq,
                                       bytes_str(static_cast<double>(f.seq * f.seq)))
                         : " (here none: --no-causal)");
@@ -341,7 +348,7 @@ int run(Flags f) {
     }
     // Any other refusal (a head dim or dtype the rung lacks) is the user's to fix: forward throws it.
   }
-  print_expectations(path, f, dtype);
+  print_expectations(path, f, dtype, device);
 
   const nn::CausalSelfAttention attn(path, f.seq, device, f.causal, "attn_fwd");
   ts::Tensor out;
@@ -369,13 +376,15 @@ int main(int argc, char** argv) {
     Flags f;
     CLI::App app{"Tutorial 04: attention: naive, in-place, math, flash_v1, flash_v2, flash_v3"};
     app.add_option("--path", f.path,
-                   "naive, inplace, math, flash_v1, flash_v2 (compute capability 8.0+) or flash_v3 (9.0)")
-        ->check(CLI::IsMember({"naive", "inplace", "math", "flash_v1", "flash_v2", "flash_v3"}));
+                   "how attention is computed (default naive; flash_v2 needs compute capability 8.0+, flash_v3 9.0)")
+        ->check(tutorial::one_of({"naive", "inplace", "math", "flash_v1", "flash_v2", "flash_v3"}));
     app.add_option("--batch", f.batch, "batch B (default 4)")->check(tutorial::in_range(1, 1 << 12));
     app.add_option("--heads", f.heads, "heads H (default 16)")->check(tutorial::in_range(1, 1 << 10));
     app.add_option("--seq", f.seq, "sequence length S (default 1024)")->check(tutorial::in_range(1, 1 << 16));
     app.add_option("--head-dim", f.head_dim, "head dim D (default 64)")->check(tutorial::in_range(1, 1 << 10));
-    app.add_flag("--causal,!--no-causal", f.causal, "mask future keys (default) or not");
+    // Two flags, not CLI11's "--causal,!--no-causal", whose help reads "--causal,--no-causal{false}".
+    CLI::Option* causal = app.add_flag("--causal", f.causal, "mask future keys (the default)");
+    app.add_flag_callback("--no-causal", [&f] { f.causal = false; }, "attend to every key: no mask")->excludes(causal);
     tutorial::add_common_flags(app, f, "traces/04_attention");
     if (const auto code = tutorial::parse_flags(app, argc, argv)) return *code;
     return run(f);

@@ -17,12 +17,12 @@
 // the arithmetic of the shapes, the sync records, every result against float64) and returns
 // non-zero when a check fails.
 //
-// Writes traces/05_memory_and_syncs/<config>.{json,txt}; draw a memory timeline with
+// Writes traces/05_memory_and_syncs/<config>[_<tag>].{json,txt}; draw a memory timeline with
 //   ./build/dev/ts_trace_svg --memory TRACE.json --step N -o memory.svg
 //
 // Run: ./build/dev/tutorials/05_memory_and_syncs [--lesson memory|syncs|timing|all] [--batch 64]
 //          [--seq 128] [--dim 768] [--hidden 3072] [--timing-rows 2048] [--dtype bf16|f16|f32]
-//          [--warmup 0] [--active 3] [--device cpu|cuda] [--out-dir DIR]
+//          [--warmup 0] [--active 3] [--device cpu|cuda] [--out-dir DIR] [--tag NAME]
 #include <fmt/core.h>
 
 #include <algorithm>
@@ -78,17 +78,18 @@ struct Profile {
 };
 
 // Runs step() wait + warmup + active times under the flags' schedule, with CUDA activity on a GPU
-// and profile_memory when asked; writes <out_dir>/<artifact_name(config)>.{json,txt} and prints the
-// table sorted by `sort_by`.
+// and profile_memory when asked; writes <out_dir>/<artifact_name(config)>.{json,txt}, prints the
+// table sorted by `sort_by` and where the two files went.
 Profile profile(const std::function<void()>& step, const tutorial::CommonFlags& f, ts::Device device,
                 const std::string& config, bool memory, const std::string& sort_by, int row_limit) {
   const std::string name = f.artifact_name(config);
   Profile p;
   p.json_path = fmt::format("{}/{}.json", f.out_dir, name);
   const std::string txt_path = fmt::format("{}/{}.txt", f.out_dir, name);
+  const bool replaced = tutorial::file_exists(p.json_path) || tutorial::file_exists(txt_path);
   prof::ProfilerConfig settings;
   if (device.is_cuda()) settings.activities.push_back(prof::Activity::CUDA);
-  settings.schedule = prof::schedule(f.schedule_wait, f.schedule_warmup, f.active, /*repeat=*/1);
+  settings.schedule = tutorial::make_schedule(f);
   settings.record_shapes = true;
   settings.profile_memory = memory;
   settings.on_trace_ready = [&](prof::Profiler& pr) { pr.export_chrome_trace(p.json_path); };
@@ -106,7 +107,7 @@ Profile profile(const std::function<void()>& step, const tutorial::CommonFlags& 
   const std::string table = p.averages.table(sort_by, row_limit);
   fmt::print("{}\n", table);
   tutorial::write_text_file(txt_path, table);
-  fmt::print("wrote {}\n      {}\n\n", p.json_path, txt_path);
+  tutorial::print_written(p.json_path, txt_path, replaced);
   return p;
 }
 
@@ -513,10 +514,11 @@ bool lesson_syncs(const Flags& f, ts::Device device) {
   const bool f32_total = dtype == ts::DType::f16;
   const ts::DType loss_dtype = f32_total ? ts::DType::f32 : dtype;
   fmt::print("  - each step: y = mlp(x); loss = {}, a one-element tensor on the device{}.\n"
-             "    Three loops: none (the loss stays on the GPU), item (loss.item<float>() every step), to_cpu\n"
+             "    Three loops: none (the loss stays {}), item (loss.item<float>() every step), to_cpu\n"
              "    (ts::to(loss, cpu) every step).\n",
              f32_total ? "sum(to(sum(y * y, 1), f32), 0)" : "sum(sum(y * y, 1), 0)",
-             f32_total ? " (its rows added in f32: in f16 their total would overflow)" : "");
+             f32_total ? " (its rows added in f32: in f16 their total would overflow)" : "",
+             device.is_cuda() ? "on the GPU" : "where it is");
   if (device.is_cuda()) {
     fmt::print("  - none: the CPU only queues work. It finishes a step's launches long before the GPU has run\n"
                "    them and goes on to the next: a kernel starts long after its launch call (the queue),\n"
@@ -620,8 +622,8 @@ bool lesson_timing(const Flags& f, ts::Device device) {
   const int64_t moved = 2 * rows * cols * es;  // read x, write gelu(x)
   const int64_t l2 = device.is_cuda() ? ts::cuda::device_properties().l2_cache_bytes : 0;
   constexpr int kCallsPerStep = 10, kRepeats = 50, kBatch = 100;
-  fmt::print("== Lesson 3: profiling vs benchmarking. One kernel: gelu (tanh) on [{}, {}] {}  {}\n\n", rows, cols,
-             f.dtype, device.str());
+  fmt::print("== Lesson 3: profiling vs benchmarking. One {}: gelu (tanh) on [{}, {}] {}  {}\n\n",
+             device.is_cuda() ? "kernel" : "op", rows, cols, f.dtype, device.str());
   fmt::print("Guess first, then look:\n");
   fmt::print("  - each call reads {} and writes {}: {} moved{}.\n", mem(rows * cols * es), mem(rows * cols * es),
              mem(moved),
@@ -786,9 +788,9 @@ bool lesson_timing(const Flags& f, ts::Device device) {
   ways.push_back({"host clock per call, gelu of 1 element, profiled", profiled,
                   fmt::format("the profiler adds {} per op", us_str(profiled - plain))});
 
-  fmt::print("-- one kernel, timed {} ways (medians: of every call in a trace, of {} samples for one call, of 5 "
+  fmt::print("-- one {}, timed {} ways (medians: of every call in a trace, of {} samples for one call, of 5 "
              "batches for many calls)\n",
-             ways.size(), kRepeats);
+             device.is_cuda() ? "kernel" : "op", ways.size(), kRepeats);
   for (const Way& w : ways)
     fmt::print("  {:<52} {:>12}   {}\n", w.name, w.us < 0 ? std::string("-") : us_str(w.us), w.what);
   if (!device.is_cuda())
@@ -839,8 +841,8 @@ int main(int argc, char** argv) {
   return tutorial::run_guarded([&] {
     Flags f;
     CLI::App app{"Tutorial 05: memory, hidden synchronizations, profiling vs benchmarking"};
-    app.add_option("--lesson", f.lesson, "memory, syncs, timing or all (default)")
-        ->check(CLI::IsMember({"memory", "syncs", "timing", "all"}));
+    app.add_option("--lesson", f.lesson, "which lesson runs (default all of them)")
+        ->check(tutorial::one_of({"memory", "syncs", "timing", "all"}));
     app.add_option("--batch", f.batch, "batch (default 64 on a GPU, 8 on the CPU)")->check(tutorial::in_range(1, 1 << 12));
     app.add_option("--seq", f.seq, "sequence length (default 128)")->check(tutorial::in_range(1, 1 << 16));
     app.add_option("--dim", f.dim, "model dim (default 768)")->check(tutorial::in_range(1, 1 << 16));

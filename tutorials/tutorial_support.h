@@ -1,10 +1,12 @@
 // tutorials/tutorial_support.h: what the profiling tutorials share: flags with
-// ranges that read well, a main that turns every failure into one line and a
-// non-zero exit, run a step function under the series' schedule, print and
-// save the table, write the trace, print each recorded step's width, and
-// judge the kernels a run launched against the tutorial's expectation
-// (check_kernel_count: strict on our kernels, explained when a library chose
-// a different plan, not checked when CUPTI could not record).
+// ranges and choices that read well in --help and in errors, output that arrives
+// line by line in the order it was printed (the guess before the profile, whatever
+// stdout is), a main that turns every failure into one line and a non-zero exit,
+// run a step function under the series' schedule, print and save the table, write
+// the trace (--tag keeps runs apart), print each recorded step's width, and judge
+// the kernels a run launched against the tutorial's expectation
+// (check_kernel_count: strict on our kernels, explained when a library chose a
+// different plan, not checked when CUPTI could not record).
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -46,6 +48,7 @@ struct CommonFlags {
   int schedule_wait = 1, schedule_warmup = 1;
   std::string device = ts::cuda::is_available() ? "cuda" : "cpu";
   std::string out_dir;
+  std::string tag;  // --tag: "_<tag>" ends the artifacts' names (before, after), "" for none
   // What the profiler records, as torch.profiler's `activities`: "cpu,cuda" (the default) or
   // "cpu" (no CUPTI: the ops' CPU time without the cost of recording their GPU side).
   std::string activities = "cpu,cuda";
@@ -54,12 +57,14 @@ struct CommonFlags {
   int first_recorded_step() const { return schedule_wait + schedule_warmup; }
   bool cuda_activity() const { return activities == "cpu,cuda"; }
   // The artifacts' name for a configuration: "_wait0_warmup0" is appended when the
-  // schedule is not the series' one, "_cpu_activity" when only the CPU is recorded.
+  // schedule is not the series' one, "_cpu_activity" when only the CPU is recorded,
+  // and last "_<tag>" for --tag (64_f32_cold_eager_before).
   std::string artifact_name(const std::string& config) const {
     std::string name = schedule_wait == 1 && schedule_warmup == 1
                            ? config
                            : fmt::format("{}_wait{}_warmup{}", config, schedule_wait, schedule_warmup);
-    return cuda_activity() ? name : name + "_cpu_activity";
+    if (!cuda_activity()) name += "_cpu_activity";
+    return tag.empty() ? name : name + "_" + tag;
   }
 };
 
@@ -83,15 +88,71 @@ inline CLI::Validator in_range(int64_t lo, int64_t hi) {
       fmt::format("INT in [{}, {}]", lo, hi), "in_range");
 }
 
+// 'bf16', 'f16' or 'f32': the choices as an error message lists them.
+inline std::string quoted_choices(const std::vector<std::string>& choices) {
+  std::string s;
+  for (size_t i = 0; i < choices.size(); ++i)
+    s += fmt::format("{}'{}'", i == 0 ? "" : i + 1 == choices.size() ? " or " : ", ", choices[i]);
+  return s;
+}
+
+// A flag that takes one of a few words. --help shows them once, the way the tutorials'
+// "Run:" lines write them (bf16|f16|f32, cpu,cuda|cpu), and any other value gets one line:
+//   --dtype: 'f64' is not a choice: expected 'bf16', 'f16' or 'f32'
+inline CLI::Validator one_of(std::vector<std::string> choices) {
+  std::string shown;
+  for (const std::string& c : choices) shown += (shown.empty() ? "" : "|") + c;
+  return CLI::Validator(
+      [choices](std::string& text) -> std::string {
+        if (std::find(choices.begin(), choices.end(), text) != choices.end()) return "";
+        return fmt::format("'{}' is not a choice: expected {}", text, quoted_choices(choices));
+      },
+      shown, "one_of");
+}
+
+// --tag: the name a run's files end with, so it may hold letters, digits, '-' and '_' only
+// (no '/', no space, nothing a shell or a file system reads differently).
+inline CLI::Validator file_name_part() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        if (text.empty()) return "the tag is empty: expected letters, digits, '-' or '_', e.g. --tag before";
+        for (char c : text) {
+          const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
+                          c == '_';
+          if (!ok)
+            return fmt::format("'{}' has the character '{}': expected letters, digits, '-' and '_' only "
+                               "(the tag ends the files' names), e.g. --tag before",
+                               text, c);
+        }
+        return "";
+      },
+      "NAME", "file_name_part");
+}
+
 // Ranges of the shared flags: generous, and small enough that the tutorials'
 // own arithmetic (FLOP counts, step counts) never overflows.
 constexpr int64_t kMaxIterations = 100'000;  // --warmup
 constexpr int64_t kMaxSteps = 10'000;        // --active, --schedule-wait, --schedule-warmup
 
+inline void add_device_flag(CLI::App& app, std::string& device) {
+  app.add_option("--device", device, "cpu, cuda or cuda:N (default: cuda when a GPU is present)")
+      ->option_text("DEVICE");
+}
+
+// --out-dir and --tag: where a run's files go and what their names end with.
+inline void add_output_flags(CLI::App& app, std::string& out_dir, std::string& tag, const std::string& default_out_dir) {
+  app.add_option("--out-dir", out_dir, "where the .json and .txt go (default " + default_out_dir + ")")
+      ->option_text("DIR");
+  app.add_option("--tag", tag,
+                 "end the files' names with _NAME, so that a run keeps the files of another (--tag before, "
+                 "--tag after; letters, digits, '-', '_')")
+      ->check(file_name_part());
+}
+
 inline void add_common_flags(CLI::App& app, CommonFlags& f, const std::string& default_out_dir) {
   f.out_dir = default_out_dir;
-  app.add_option("--dtype", f.dtype, "bf16, f16 or f32 (default bf16; f16 on a GPU older than compute capability 8.0)")
-      ->check(CLI::IsMember({"bf16", "f16", "f32"}))
+  app.add_option("--dtype", f.dtype, "element type (default bf16; f16 on a GPU older than compute capability 8.0)")
+      ->check(one_of({"bf16", "f16", "f32"}))
       ->each([&f](const std::string&) { f.dtype_given = true; });
   app.add_option("--warmup", f.warmup, "iterations run before profiling (0: a cold start)")
       ->check(in_range(0, kMaxIterations));
@@ -101,11 +162,12 @@ inline void add_common_flags(CLI::App& app, CommonFlags& f, const std::string& d
   app.add_option("--schedule-warmup", f.schedule_warmup,
                  "steps the profiler runs but discards before recording (default 1); 0 and 0 record the first call")
       ->check(in_range(0, kMaxSteps));
-  app.add_option("--device", f.device, "cpu or cuda (default: cuda when a GPU is present)");
+  add_device_flag(app, f.device);
   app.add_option("--activities", f.activities,
-                 "what the profiler records: cpu,cuda (default) or cpu (no CUPTI: compare the ops' CPU time)")
-      ->check(CLI::IsMember({"cpu,cuda", "cpu"}));
-  app.add_option("--out-dir", f.out_dir, "where the .json and .txt go (default " + default_out_dir + ")");
+                 "what the profiler records: the CPU and the GPU (the default), or the CPU alone (no CUPTI: "
+                 "compare the ops' CPU time)")
+      ->check(one_of({"cpu,cuda", "cpu"}));
+  add_output_flags(app, f.out_dir, f.tag, default_out_dir);
 }
 
 // bf16 unless --dtype says otherwise. A GPU older than compute capability 8.0 (a T4, Turing) has
@@ -124,9 +186,31 @@ inline void choose_dtype(CommonFlags& f, ts::Device device) {
                           : std::string());
 }
 
+// stdout line by line, whatever it is. A terminal gets that by default; a pipe or a file
+// (`make tutorials | tee log`, `| less`) would get stdout in blocks of kilobytes, so the
+// "Guess first" text would arrive with the table it is meant to come before, and the
+// profiler's warnings on stderr (unbuffered) would land above lines printed before them.
+// Called first thing, before anything is printed.
+inline void print_line_by_line() { std::setvbuf(stdout, nullptr, _IOLBF, BUFSIZ); }
+
+// --help lists an option's values once and plainly: "--size INT in [1, 16384]", "--dtype
+// bf16|f16|f32" (CLI11 would print the value's type and then the check's text, "INT:INT in
+// [1, 16384]"). An option with a check shows the check's text alone.
+inline void tidy_help(CLI::App& app) {
+  for (CLI::Option* opt : app.get_options()) {
+    if (!opt->get_option_text().empty() || opt->get_type_size() == 0) continue;
+    const std::string type = opt->get_type_name();
+    const size_t colon = type.find(':');
+    if (colon != std::string::npos) opt->option_text(type.substr(colon + 1));
+  }
+}
+
 // Parses the command line. Returns the exit code when the program should stop
 // here: 0 after --help, 2 after a bad flag (reported in one line on stderr).
+// Every tutorial calls it first: it also sets stdout to print line by line.
 inline std::optional<int> parse_flags(CLI::App& app, int argc, char** argv) {
+  print_line_by_line();
+  tidy_help(app);
   app.failure_message([](const CLI::App*, const CLI::Error& e) {
     return fmt::format("error: {} (--help lists the flags)\n", e.what());
   });
@@ -142,6 +226,7 @@ inline std::optional<int> parse_flags(CLI::App& app, int argc, char** argv) {
 // Inside a catch block: prints the exception being handled as one line,
 // "error: ...", and returns 1, the tutorials' exit code for a failure.
 inline int report_current_exception() noexcept {
+  std::fflush(stdout);  // what was printed before the failure comes first
   try {
     throw;
   } catch (const std::exception& e) {
@@ -192,6 +277,36 @@ inline void write_text_file(const std::string& path, const std::string& text) {
   TS_CHECK(!out.fail(), "cannot write {} (is the folder writable, is a folder in the way, is the disk full?)", path);
 }
 
+// Whether a file of this name is already there (an earlier run's, to be replaced).
+inline bool file_exists(const std::string& path) {
+  std::error_code ec;
+  return std::filesystem::exists(path, ec);
+}
+
+// Where a run's trace and table went. When a file of the same name was there before the run
+// (the same tutorial with the same flags, run again), it says so and how to keep both.
+inline void print_written(const std::string& json_path, const std::string& txt_path, bool replaced) {
+  fmt::print("wrote the trace {} (open it in https://ui.perfetto.dev or chrome://tracing)\n"
+             "      the table {}\n",
+             json_path, txt_path);
+  if (replaced)
+    fmt::print("      (files of an earlier run had these names and were replaced; --tag NAME ends the names\n"
+               "      with _NAME, so that a run before a change and one after it are both kept)\n");
+  fmt::print("\n");
+}
+
+// The profiler's schedule for the flags. With a schedule warmup of 0 the profiler prints
+// PyTorch's warning on stderr; the note just before it says what it means for this run.
+inline prof::Schedule make_schedule(const CommonFlags& f) {
+  if (f.schedule_warmup == 0)
+    fmt::print("note: with a schedule warmup of 0 the profiler warns, as PyTorch's does, \"Profiler won't be using\n"
+               "      warmup, this can skew profiler results\": the first recorded step also pays the profiler's\n"
+               "      own start-up{}. In a cold-start run that is the point;\n"
+               "      to measure steady steps, keep the default --schedule-warmup 1.\n",
+               f.schedule_wait == 0 && f.warmup == 0 ? " and every first-use cost of the process" : "");
+  return prof::schedule(f.schedule_wait, f.schedule_warmup, f.active, /*repeat=*/1);
+}
+
 struct ProfiledRun {
   prof::EventList averages;
   bool device_ran = false;   // the table has CUDA time
@@ -202,17 +317,18 @@ struct ProfiledRun {
 // Runs step() wait + warmup + active times under schedule(wait, warmup, active)
 // with record_shapes; writes <out_dir>/<artifact_name(config)>.json (the trace)
 // and .txt (the table), prints the table sorted by device time when a GPU ran,
-// else CPU time.
+// else CPU time, then where the two files went.
 inline ProfiledRun profile_steps(const std::function<void()>& step, const CommonFlags& f, ts::Device device,
                                  const std::string& config, int row_limit = 20) {
   prepare_out_dir(f.out_dir);
   const std::string name = f.artifact_name(config);
   const std::string json_path = fmt::format("{}/{}.json", f.out_dir, name);
   const std::string txt_path = fmt::format("{}/{}.txt", f.out_dir, name);
+  const bool replaced = file_exists(json_path) || file_exists(txt_path);
 
   prof::ProfilerConfig settings;
   if (device.is_cuda() && f.cuda_activity()) settings.activities.push_back(prof::Activity::CUDA);
-  settings.schedule = prof::schedule(f.schedule_wait, f.schedule_warmup, f.active, /*repeat=*/1);
+  settings.schedule = make_schedule(f);
   settings.record_shapes = true;
   settings.on_trace_ready = [&](prof::Profiler& p) { p.export_chrome_trace(json_path); };
   prof::Profiler profiler(settings);
@@ -233,7 +349,7 @@ inline ProfiledRun profile_steps(const std::function<void()>& step, const Common
   const std::string table = run.averages.table(run.device_ran ? "cuda_time_total" : "cpu_time_total", row_limit);
   fmt::print("{}\n", table);
   write_text_file(txt_path, table);
-  fmt::print("wrote {} (open it in https://ui.perfetto.dev or chrome://tracing)\n      {}\n\n", json_path, txt_path);
+  print_written(json_path, txt_path, replaced);
   return run;
 }
 
