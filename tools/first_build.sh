@@ -41,9 +41,12 @@ make tutorials 2>&1 | stamp >"$scratch/tutorials.log"
 status=${PIPESTATUS[0]}
 set -e
 tutorials_s=$((SECONDS - t0))
-first_run=$(grep -m1 '== tutorial run 1 of' "$scratch/tutorials.log" | awk '{print $1}')
+first_run=$(grep -m1 '== tutorial run 1 of' "$scratch/tutorials.log" | awk '{print $1}' || true)
 t1=$SECONDS
+set +e
 make build >"$scratch/build.log" 2>&1
+build_status=$?
+set -e
 rest_s=$((SECONDS - t1))
 
 {
@@ -53,20 +56,21 @@ rest_s=$((SECONDS - t1))
   echo "CUDA architectures: $(sed -n 's/^CMAKE_CUDA_ARCHITECTURES:[A-Z]*=//p' build/dev/CMakeCache.txt)"
   echo
   echo "make tutorials: exit $status, ${tutorials_s} s in all; the first tutorial run started at ${first_run}"
-  echo "make build (the rest, after it): ${rest_s} s"
+  echo "make build (the rest, after it): exit $build_status, ${rest_s} s"
   echo
   echo "## sizes"
-  for t in build/dev/tutorials/*; do
+  for t in build/dev/tutorials/*_*; do
     echo "$(du -m --apparent-size "$t" | cut -f1) MB  $t"
   done
   echo "$(du -m --apparent-size build/dev/libtensorscope.a | cut -f1) MB  build/dev/libtensorscope.a"
   echo "$(du -sm build/dev | cut -f1) MB  build/dev, everything built"
   echo
   echo "## what each build step cost (tools/build_times.py build/dev)"
-  python3 tools/build_times.py build/dev
+  python3 tools/build_times.py build/dev || true
   echo
   echo "## make tutorials, each line stamped with the seconds since it started"
   cat "$scratch/tutorials.log"
 } >"$out"
 echo "first_build.sh: wrote $out"
+((build_status == 0)) || { tail -30 "$scratch/build.log"; exit "$build_status"; }
 exit "$status"
