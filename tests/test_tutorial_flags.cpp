@@ -133,6 +133,33 @@ TEST_CASE("tutorial flags: bad devices are one line, exit 1") {
   }
 }
 
+// What `make tutorials` runs: no --out-dir, so each tutorial writes under traces/<its name>/ of the
+// folder it runs in.
+TEST_CASE("tutorial flags: without --out-dir every tutorial writes into traces/<tutorial>/ of its folder") {
+  const fs::path here = scratch() / "default_out_dir";
+  fs::create_directories(here);
+  const std::vector<std::pair<std::string, std::string>> runs = {
+      {"00_tensors_and_views", ""},
+      {"01_matmul_add", " --size 8"},
+      {"02_linear", " --tokens 4 --in 8 --out 8"},
+      {"03_mlp", " --batch 1 --seq 2 --dim 8 --hidden 8"},
+      {"04_attention", " --batch 1 --heads 1 --seq 4 --head-dim 4 --path math"},
+      {"05_memory_and_syncs", " --batch 1 --seq 4 --dim 16 --hidden 32 --timing-rows 4"}};
+  for (const auto& [tutorial, sizes] : runs) {
+    const std::string command = "cd \"" + here.string() + "\" && \"" + TS_TUTORIAL_DIR + "/" + tutorial +
+                                "\" --device cpu" + sizes + " --tag default_dir > out.txt 2>&1";
+    const int status = std::system(command.c_str());
+    INFO(tutorial, " printed:\n", read_file(here / "out.txt"));
+    CHECK(status == 0);
+    const fs::path folder = here / "traces" / tutorial;
+    int tagged = 0;
+    if (fs::is_directory(folder))
+      for (const auto& entry : fs::directory_iterator(folder))
+        if (entry.path().filename().string().find("_default_dir.") != std::string::npos) ++tagged;
+    CHECK_MESSAGE(tagged > 0, "no file of this run in ", folder.string());
+  }
+}
+
 TEST_CASE("tutorial flags: an output folder that cannot be written is one line, exit 1, before any work") {
   const fs::path file = scratch() / "a_file";
   std::ofstream(file) << "not a folder";

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # tools/first_build.sh OUT_FILE [KEEP_DIR]: a learner's first hour, timed. A fresh clone of this
-# checkout's HEAD (a copy of its files, build/ left out, where there is no .git), in a scratch
-# folder (KEEP_DIR, kept, when given), then
+# checkout's HEAD (with TS_FIRST_BUILD_FROM=copy, or where there is no .git: a copy of the working
+# tree, build/ and traces/ left out), in a scratch folder (KEEP_DIR, kept, when given), then
 #   1. `make tutorials`, every line it prints stamped with the seconds since it started: when the
 #      tutorials are built and the first run starts, when the last run ends;
 #   2. `make build`, the rest (tests, benchmarks, ladder, trace tools);
@@ -19,12 +19,12 @@ else
   scratch=$(mktemp -d)
   trap 'rm -rf "$scratch"' EXIT
 fi
-if [[ -d $src/.git ]]; then
+if [[ -d $src/.git && ${TS_FIRST_BUILD_FROM:-clone} == clone ]]; then
   git clone -q "$src" "$scratch/tensorscope"
   commit=$(git -C "$scratch/tensorscope" rev-parse --short HEAD)
 else
   mkdir "$scratch/tensorscope"
-  tar -C "$src" --exclude=./build -cf - . | tar -C "$scratch/tensorscope" -xf -
+  tar -C "$src" --exclude=./build --exclude=./traces --exclude=./.git -cf - . | tar -C "$scratch/tensorscope" -xf -
   commit="(a copy of the working tree)"
 fi
 cd "$scratch/tensorscope"

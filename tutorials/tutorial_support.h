@@ -141,6 +141,7 @@ inline void add_device_flag(CLI::App& app, std::string& device) {
 
 // --out-dir and --tag: where a run's files go and what their names end with.
 inline void add_output_flags(CLI::App& app, std::string& out_dir, std::string& tag, const std::string& default_out_dir) {
+  out_dir = default_out_dir;
   app.add_option("--out-dir", out_dir, "where the .json and .txt go (default " + default_out_dir + ")")
       ->option_text("DIR");
   app.add_option("--tag", tag,
@@ -150,7 +151,6 @@ inline void add_output_flags(CLI::App& app, std::string& out_dir, std::string& t
 }
 
 inline void add_common_flags(CLI::App& app, CommonFlags& f, const std::string& default_out_dir) {
-  f.out_dir = default_out_dir;
   app.add_option("--dtype", f.dtype, "element type (default bf16; f16 on a GPU older than compute capability 8.0)")
       ->check(one_of({"bf16", "f16", "f32"}))
       ->each([&f](const std::string&) { f.dtype_given = true; });
