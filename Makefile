@@ -48,7 +48,7 @@ tutorials: configure
 # reason, then one line counting what passed, was skipped and failed.
 test: build
 	@cd $(BUILD) && set -o pipefail && ctest --output-on-failure 2>&1 | tee ctest.log; status=$$?; \
-	  python3 $(CURDIR)/tools/test_summary.py ctest.log Testing/Temporary/LastTest.log; exit $$status
+	  python3 $(CURDIR)/tools/test_summary.py ctest.log Testing/Temporary/LastTest.log || status=1; exit $$status
 
 # CI runs this after `make test`. The sanitize suite leaves out the HTA and gdb checks (the dev
 # suite runs them); its tutorials_cpu test runs every tutorial and mode on the CPU.
@@ -56,7 +56,7 @@ sanitize:
 	$(MAKE) build PRESET=sanitize
 	@set -o pipefail && ctest --preset sanitize 2>&1 | tee build/sanitize/ctest.log; status=$$?; \
 	  python3 tools/test_summary.py build/sanitize/ctest.log build/sanitize/Testing/Temporary/LastTest.log \
-	    --label "sanitize tests"; exit $$status
+	    --label "sanitize tests" || status=1; exit $$status
 
 # A fresh seed unless TS_FUZZ_SEED is given; it is printed first, to replay a failure.
 fuzz: build

@@ -417,7 +417,7 @@ TEST_CASE("cuda: flash attention reads k and v expanded over heads (stride 0) in
     }
 }
 
-TEST_CASE("cuda: flash attention: no keys (L = 0) gives 0; bad outputs and head dims throw ts::Error") {
+TEST_CASE("cuda: flash attention: no keys (L = 0) gives 0, and bad outputs and head dims throw ts::Error") {
   if (no_gpu()) return;
   const Shape sh{1, 2, 9, 0};
   const Inputs in = make_inputs(sh, 64, DType::f16, 7);

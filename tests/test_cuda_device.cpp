@@ -63,7 +63,7 @@ TEST_CASE("cuda: device target: the GPU's capability, the code it runs, the capa
   }
 }
 
-TEST_CASE("cuda: a rung forced by name on a GPU without what it needs throws the reason; dispatch passes it over") {
+TEST_CASE("cuda: a rung forced by name on a GPU without what it needs throws the reason, and dispatch passes it over") {
   if (no_gpu()) return;
   const ts::cuda::DeviceTarget& t = ts::cuda::target(0);
   const ts::Tensor a = ts::randn({64, 64}, {ts::DType::bf16, ts::kCUDA});

@@ -67,7 +67,7 @@ struct TwoRungs {
 
 }  // namespace
 
-TEST_CASE("ladder: two correct rungs agree; one corrupted element is caught and named") {
+TEST_CASE("ladder: two correct rungs agree, and one corrupted element is caught and named") {
   TwoRungs r;
   const double tol = ts::ladder::tolerance(DType::f32, Numerics::accumulates);
   const Comparison same = ts::ladder::compare(r.got, r.want, tol);
@@ -94,7 +94,7 @@ TEST_CASE("ladder: two correct rungs agree; one corrupted element is caught and 
   CHECK(text.find("rel err 1.00e-02") != std::string::npos);
 }
 
-TEST_CASE("ladder: an element the rung never wrote (still the NaN poison) fails; equal NaN and inf pass") {
+TEST_CASE("ladder: an element the rung never wrote (still the NaN poison) fails, and equal NaN and inf pass") {
   TwoRungs r;
   const double tol = ts::ladder::tolerance(DType::f32, Numerics::accumulates);
   constexpr double nan = std::numeric_limits<double>::quiet_NaN(), inf = std::numeric_limits<double>::infinity();
@@ -114,7 +114,7 @@ TEST_CASE("ladder: an element the rung never wrote (still the NaN poison) fails;
   CHECK_FALSE(ts::ladder::compare({1, 2, 3}, want, 1).ok);  // a different element count
 }
 
-TEST_CASE("ladder: tolerances by dtype: one bf16 rounding passes, a 2% error fails; indices must match exactly") {
+TEST_CASE("ladder: tolerances by dtype: one bf16 rounding passes, a 2% error fails, and indices must match exactly") {
   CHECK(ts::ladder::tolerance(DType::f32, Numerics::exact) == 1e-5);
   CHECK(ts::ladder::tolerance(DType::f32, Numerics::accumulates) == 1e-4);
   CHECK(ts::ladder::tolerance(DType::bf16, Numerics::accumulates) == 1e-2);

@@ -190,7 +190,7 @@ TEST_CASE("profiler cuda memory: under TS_CUDA_NO_CACHING=1 every step calls cud
   CHECK(child.output.find("1 passed") != std::string::npos);
 }
 
-TEST_CASE("profiler cuda syncs: item() waits in a cudaMemcpy joined to its copy; to(cpu) in a Stream Sync") {
+TEST_CASE("profiler cuda syncs: item() waits in a cudaMemcpy joined to its copy, and to(cpu) in a Stream Sync") {
   if (skip_without_gpu()) return;
   const ts::Tensor a = ts::randn({2048, 2048}, {ts::DType::bf16, ts::kCUDA});
   ts::Tensor s = ts::sum(ts::sum(ts::mm(a, a), 1), 0);  // first use: cuBLAS's handle, outside the profile

@@ -275,7 +275,7 @@ TEST_CASE("nn attention: paths by name, and the fused paths refuse a cpu call wi
   CHECK_THROWS_WITH_AS(small.forward(x.q, x.k, x.v), doctest::Contains("exceed max_seq=4"), ts::Error);
 }
 
-TEST_CASE("nn attention: a NaN in q poisons its row only; a NaN in k the rows that see that key (cpu)") {
+TEST_CASE("nn attention: a NaN in q poisons its row only, and a NaN in k the rows that see that key (cpu)") {
   const uint64_t base = fresh_seed();
   uint64_t seed = base;
   for (AttentionPath path : kUnfused)

@@ -34,7 +34,7 @@ TEST_CASE("edges: view bounds whose arithmetic would overflow int64 throw or sta
   CHECK(ts::ones({1, 1}).expand({-1, 3}).shape() == ts::Dims{1, 3});
 }
 
-TEST_CASE("edges: _safe_softmax zeroes only rows that are all -inf; a NaN row stays NaN") {
+TEST_CASE("edges: _safe_softmax zeroes only rows that are all -inf, and a NaN row stays NaN") {
   const Tensor x = ts::tensor({{-kInf, -kInf, -kInf}, {kNaN, -kInf, -kInf}, {kNaN, 1.0, 2.0}, {0.0, 0.0, -kInf}});
   for (bool safe : {true, false}) {
     INFO("safe ", safe);

@@ -257,7 +257,7 @@ TEST_CASE("profiler kernel footprint: blocks, warps and occupancy on an H200") {
   }
 }
 
-TEST_CASE("profiler cupti api selection: launches, copies and sets are kept; per-op queries are not") {
+TEST_CASE("profiler cupti api selection: launches, copies and sets are kept, and per-op queries are not") {
   CHECK(cupti::keeps_api_call(false, "cudaLaunchKernel"));
   CHECK(cupti::keeps_api_call(false, "cudaDeviceSynchronize"));
   CHECK(cupti::keeps_api_call(false, "cudaMemcpyAsync"));

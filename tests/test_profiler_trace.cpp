@@ -223,7 +223,7 @@ TEST_CASE("chrome trace: CUDA events (kernels, launches, flows) pass the checker
   CHECK(text.find("\"ph\": \"s\", \"id\": 1002") == std::string::npos);
 }
 
-TEST_CASE("chrome trace: a synchronization is a cuda_sync slice with its flow, on the device lane; not a table row") {
+TEST_CASE("chrome trace: a synchronization is a cuda_sync slice with its flow, on the device lane, and not a table row") {
   SyntheticEvents s(/*use_cuda=*/true);
   s.op("ts::add", 1000, 9000, -1);
   s.runtime("cudaLaunchKernel", 2000, 5000, 0);

@@ -7,6 +7,10 @@ test's reason, read from its own output in ctest's LastTest.log (the line that s
 else its last line), one line per reason with how many tests gave it and a few of their names.
 Then one line counts what passed, was skipped and failed (ctest's "100% tests passed" counts a
 skipped test as not failed).
+
+A doctest case that ctest ran and that ran no test case ("[doctest] test cases: 0 |": its name did
+not reach doctest whole, as a ';' in a name, CMake's list separator, makes happen) passed without
+checking anything: it is listed, and the exit status is 1.
 """
 import argparse
 import re
@@ -69,11 +73,17 @@ def main():
         for why, names in by_reason.items():
             shown = ", ".join(names[:3]) + (f", ... ({len(names) - 3} more)" if len(names) > 3 else "")
             print(f"  {len(names):4d} x {why}\n         {shown}")
+    vacuous = [name for name, status in ran if status == "Passed" and "[doctest] test cases: 0 |" in printed.get(name, "")]
+    if vacuous:
+        print(f"\nran no test case ({len(vacuous)}: each passed without checking anything; is there a ';' in its name?):")
+        for name in vacuous:
+            print(f"  {name}")
     passed = sum(1 for _, s in ran if s == "Passed")
     skipped = sum(1 for _, s in ran if s == "Skipped")
     failed = sum(1 for _, s in ran if s not in ("Passed", "Skipped"))
-    print(f"{args.label}: {passed} passed, {skipped} skipped (why: above), {failed} failed")
-    return 0
+    print(f"{args.label}: {passed} passed, {skipped} skipped (why: above), {failed} failed"
+          + (f", {len(vacuous)} ran nothing" if vacuous else ""))
+    return 1 if vacuous else 0
 
 
 if __name__ == "__main__":
