@@ -1,6 +1,6 @@
 # tensorscope's front door. CMake (CMakePresets.json) and Ninja do the work.
 #
-#   make tutorials   build, then run every tutorial (CUDA when a GPU is present, else CPU)
+#   make tutorials   build the tutorials, then run each (CUDA when a GPU is present, else CPU)
 #   make test        build, then run the whole test suite
 #   make bench       build, then run ts_bench
 #   make debug       configure and build the debug preset (gdb / cuda-gdb)
@@ -17,6 +17,8 @@
 # portable or a list such as "80;90"); TS_CUDA=OFF (a CPU-only build, even where nvcc is found).
 
 SHELL  := /bin/bash
+# Measured from a fresh clone (tools/first_build.sh; README.md, "Quick start", cites the runs).
+FIRST_BUILD_HINT := 10 minutes on 2 cores without a GPU, 80 s on 16 cores with one
 PRESET ?= dev
 BUILD  := build/$(PRESET)
 CMAKE_ARGS := $(if $(TS_CUDA_ARCHS),-DCMAKE_CUDA_ARCHITECTURES="$(TS_CUDA_ARCHS)") $(if $(TS_CUDA),-DTS_CUDA=$(TS_CUDA))

@@ -372,4 +372,33 @@ TEST_CASE("tutorials: tutorials/README.md lists every tutorial, every path and l
   CHECK(tutorials == 6);
   CHECK(walkthroughs >= 6);
 }
+
+// README.md's first-build paragraph: every time and size it gives ("598.8 s", "35 MB") is in the
+// summary of one of the runs it names, as those files print it ("598.8s", "35 MB").
+TEST_CASE("tutorials: the README's first-build times and sizes are the committed runs'") {
+  const std::string readme = read_text(fs::path(TS_SOURCE_DIR) / "README.md");
+  const size_t from = readme.find("How long the first time takes");
+  REQUIRE(from != std::string::npos);
+  const std::string paragraph = readme.substr(from, readme.find("\n\n", from) - from);
+  std::string runs;
+  for (const char* file : {"docs/cpu-runs/first-build/after.txt", "docs/h200-runs/first-build/after.txt",
+                           "docs/h200-runs/first-build/before.txt",
+                           "docs/cpu-runs/first-build/tutorial-binary-sections.txt"}) {
+    const bool named = paragraph.find(std::string("`") + file + "`") != std::string::npos ||
+                       paragraph.find(fs::path(file).filename().string()) != std::string::npos;
+    CHECK_MESSAGE(named, file, " is not named");
+    // The summary above the stamped output only: stamps every tenth of a second would match anything.
+    const std::string text = read_text(fs::path(TS_SOURCE_DIR) / file);
+    runs += text.substr(0, text.find("## make tutorials, each line stamped"));
+  }
+  static const std::regex quantity(R"((\d+(?:\.\d+)?)\s*(s|MB)\b)");
+  int quoted = 0;
+  for (std::sregex_iterator it(paragraph.begin(), paragraph.end(), quantity), end; it != end; ++it, ++quoted) {
+    const std::string number = (*it)[1], unit = (*it)[2];
+    const bool found = unit == "MB" ? runs.find(number + " MB") != std::string::npos
+                                    : runs.find(number + "s") != std::string::npos || runs.find(number + " s") != std::string::npos;
+    CHECK_MESSAGE(found, number, " ", unit, " is not in the runs the paragraph names");
+  }
+  CHECK(quoted >= 10);
+}
 #endif  // TS_SOURCE_DIR
