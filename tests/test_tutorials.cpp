@@ -36,17 +36,21 @@ int run_tutorial(const std::string& name, const std::string& args = "") {
   return WEXITSTATUS(status);
 }
 
-// Runs a tutorial with its output captured (stdout and stderr); returns {exit code, output}.
-std::pair<int, std::string> run_captured(const std::string& name, const std::string& args) {
-  const std::string command = std::string("\"") + TS_TUTORIAL_DIR + "/" + name + "\" " + args + " 2>&1";
+// Runs a shell command; returns {exit code, stdout and stderr} (-1: it did not exit by itself).
+std::pair<int, std::string> run_shell(const std::string& command) {
   std::string output;
-  std::FILE* pipe = popen(command.c_str(), "r");
+  std::FILE* pipe = popen((command + " 2>&1").c_str(), "r");
   if (pipe == nullptr) return {-1, output};
   char chunk[4096];
   size_t n = 0;
   while ((n = std::fread(chunk, 1, sizeof chunk, pipe)) > 0) output.append(chunk, n);
   const int status = pclose(pipe);
   return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, output};
+}
+
+// Runs a tutorial with its output captured (stdout and stderr); returns {exit code, output}.
+std::pair<int, std::string> run_captured(const std::string& name, const std::string& args) {
+  return run_shell(std::string("\"") + TS_TUTORIAL_DIR + "/" + name + "\" " + args);
 }
 
 }  // namespace
@@ -184,17 +188,6 @@ std::vector<std::string> lines_of(const std::string& text) {
 // The build folder: the tutorials' folder's parent, where the tools are.
 fs::path build_dir() { return fs::path(TS_TUTORIAL_DIR).parent_path(); }
 
-// Runs a shell command; returns {exit code, stdout and stderr} (-1: it did not exit by itself).
-std::pair<int, std::string> run_shell(const std::string& command) {
-  std::string output;
-  std::FILE* pipe = popen((command + " 2>&1").c_str(), "r");
-  if (pipe == nullptr) return {-1, output};
-  char chunk[4096];
-  size_t n = 0;
-  while ((n = std::fread(chunk, 1, sizeof chunk, pipe)) > 0) output.append(chunk, n);
-  const int status = pclose(pipe);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, output};
-}
 
 // README.md's section "## Edit a kernel, profile again", up to the next "## ".
 std::string readme_section() {
