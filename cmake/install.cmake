@@ -23,7 +23,6 @@ install(EXPORT tensorscopeTargets NAMESPACE tensorscope:: DESTINATION ${ts_packa
 export(EXPORT tensorscopeTargets NAMESPACE tensorscope:: FILE ${CMAKE_BINARY_DIR}/tensorscopeTargets.cmake)
 
 # The package config: the same file for the install and the build tree.
-set(TS_PACKAGE_HAVE_CUDA ${TS_HAVE_CUDA})
 configure_package_config_file(cmake/tensorscopeConfig.cmake.in ${CMAKE_BINARY_DIR}/tensorscopeConfig.cmake
                               INSTALL_DESTINATION ${ts_package_dir})
 write_basic_package_version_file(${CMAKE_BINARY_DIR}/tensorscopeConfigVersion.cmake COMPATIBILITY SameMinorVersion)
