@@ -2,7 +2,7 @@
 // quote only what their committed outputs say, and the tutorials judge their kernel counts right.
 //
 // The citation rule of the pages: an HTML comment
-//     <!-- from docs/h200-runs/walkthroughs/01_matmul_add/64_warm.out.txt [more files] -->
+//     <!-- from docs/h200-runs/01_matmul_add/64_warm.out.txt [more files] -->
 // names the files (relative to the repository) that everything after it quotes, up to the next
 // such comment or the next heading. Below it,
 //   - every line of a plain fenced block (``` or ```text) is in one of those files, verbatim
@@ -59,7 +59,7 @@ bool has_number(const std::string& text, const std::string& number) {
 
 // The folders a page may cite: outputs that only tools/refresh_walkthroughs.sh writes, and PyTorch's.
 bool citable(const std::string& path) {
-  return starts_with(path, "docs/h200-runs/walkthroughs/") || starts_with(path, "docs/cpu-runs/walkthroughs/") ||
+  return starts_with(path, "docs/h200-runs/") || starts_with(path, "docs/cpu-runs/") ||
          starts_with(path, "docs/pytorch-reference/");
 }
 

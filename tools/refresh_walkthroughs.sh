@@ -2,13 +2,14 @@
 # tools/refresh_walkthroughs.sh --device cpu|cuda: every run the walk-throughs of tutorials 00-03
 # quote, made again, into the folder they cite.
 #
-#   tools/refresh_walkthroughs.sh --device cpu     # -> docs/cpu-runs/walkthroughs/   (any machine)
-#   tools/refresh_walkthroughs.sh --device cuda    # -> docs/h200-runs/walkthroughs/  (the H200)
+#   tools/refresh_walkthroughs.sh --device cpu     # -> docs/cpu-runs/   (any machine)
+#   tools/refresh_walkthroughs.sh --device cuda    # -> docs/h200-runs/  (the H200)
 #
 # Options: --build DIR (build/dev: the tutorials and ts_bench), --debug-build DIR (build/debug:
 # the cuda-gdb session; skipped when absent), --out DIR (the folder above), --skip-bench,
 # --readings-only (no runs: only the readings below, again, from the traces already in OUT),
-# --hopper-only (cuda: only the Hopper section, OUT/hopper/, then the readings).
+# --hopper-only (cuda: only the Hopper section, OUT/hopper/, then the readings), --bench-only (cuda:
+# only OUT/bench/, ts_bench and PyTorch: the slowest part, which a time-limited machine runs apart).
 #
 # For every run, OUT/<tutorial>/<name>.out.txt holds "$ command", everything it printed and its
 # exit status; the tables and traces it wrote sit beside it, named by their configuration. Each
@@ -25,7 +26,7 @@
 #
 # The walk-throughs cite these files, and tests/test_walkthroughs.cpp fails when a quoted number or
 # excerpt line is not in the file its page names: after a refresh, run `make test` and update the
-# pages where it fails. Nothing else writes into OUT (make gpu-check writes elsewhere).
+# pages where it fails. Only the folders it runs for are replaced (see tutorial_dirs below).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 device=""
@@ -35,6 +36,7 @@ out=""
 bench=1
 readings_only=0
 hopper_only=0
+bench_only=0
 while (($#)); do
   case $1 in
     --device) device=$2; shift 2 ;;
@@ -44,20 +46,41 @@ while (($#)); do
     --skip-bench) bench=0; shift ;;
     --readings-only) readings_only=1; shift ;;
     --hopper-only) hopper_only=1; shift ;;
+    --bench-only) bench_only=1; shift ;;
     *) echo "refresh_walkthroughs.sh: unknown argument '$1' (see the header of $0)" >&2; exit 2 ;;
   esac
 done
 case $device in
-  cpu) out=${out:-docs/cpu-runs/walkthroughs} ;;
-  cuda) out=${out:-docs/h200-runs/walkthroughs} ;;
+  cpu) out=${out:-docs/cpu-runs} ;;
+  cuda) out=${out:-docs/h200-runs} ;;
   *) echo "refresh_walkthroughs.sh: --device cpu or --device cuda" >&2; exit 2 ;;
 esac
 bin=$build/tutorials
 for t in 00_tensors_and_views 01_matmul_add 02_linear 03_mlp; do
   [[ -x $bin/$t ]] || { echo "refresh_walkthroughs.sh: $bin/$t not built (cmake --build $build --target $t)" >&2; exit 2; }
 done
+# The folders this script writes, and only those: each is emptied first, so that nothing of an
+# earlier run survives beside the new one (04_attention/, 05_memory_and_syncs/, ladder/ and the
+# others beside them in OUT are written by their own scripts, see docs/README.md).
+tutorial_dirs=(00_tensors_and_views 01_matmul_add 01_matmul_add_active20 02_linear 03_mlp)
+extra_dirs=(hopper)
+if [[ $device == cuda ]]; then
+  extra_dirs+=(pytorch debugging)
+  ((bench)) && extra_dirs+=(bench)
+fi
+if ((bench_only)); then
+  written=(bench)
+elif ((hopper_only)); then
+  written=(hopper)
+elif ((readings_only)); then
+  written=()
+else
+  written=("${tutorial_dirs[@]}" "${extra_dirs[@]}")
+fi
 mkdir -p "$out"
-: >"$out/commands.txt"
+for d in "${written[@]}"; do rm -rf "${out:?}/$d"; done
+# A full run starts commands.txt again; a part (--bench-only, --hopper-only) adds its commands to it.
+((bench_only || hopper_only || readings_only)) || : >"$out/commands.txt"
 failures=0
 
 # run FILE CMD...: "$ CMD", its output and "exit status: N" into FILE; the command and status into commands.txt.
@@ -78,6 +101,24 @@ run() {
   printf '%-4s %s\n' "$status" "$shown"
   [[ $status == 0 ]] || failures=$((failures + 1))
 }
+
+# ---- ts_bench and PyTorch on the workloads the walk-throughs time (cuda only) ------------------------
+bench_section() {
+  if ((bench)) && [[ -x $build/ts_bench ]]; then
+    mkdir -p "$out/bench"
+    rm -f "$out/bench/ts_bench.jsonl"
+    run "$out/bench/ts_bench.out.txt" bash -c "for f in raw_launch dispatch/cuda profiler/cuda linear/ mlp/ geglu/; do
+        $build/ts_bench --filter \$f --json $out/bench/part.jsonl || exit 1; cat $out/bench/part.jsonl >>$out/bench/ts_bench.jsonl; done;
+        rm -f $out/bench/part.jsonl"
+    run "$out/bench/torch_side_by_side.out.txt" timeout 240 python3 bench/torch_side_by_side.py \
+      --ts-json "$out/bench/ts_bench.jsonl"
+  fi
+}
+if ((bench_only)); then
+  bench_section
+  echo "refresh_walkthroughs.sh: $failures run(s) exited non-zero; outputs in $out/bench"
+  exit $((failures > 0))
+fi
 
 # tutorial T NAME ARGS...: one tutorial run, its tables and traces in OUT/T.
 tutorial() {
@@ -165,7 +206,7 @@ if ((readings_only == 0)) && [[ $device == cuda ]]; then
 fi
 
 # ---- readings of every trace: step excerpts, kernel durations ------------------------------------------
-python3 - "$out" <<'PY'
+python3 - "$out" "${tutorial_dirs[@]}" hopper debugging <<'PY'
 import json, os, statistics, sys
 
 def readings(path):
@@ -207,9 +248,10 @@ def readings(path):
                        f"  max {max(d):.3f}")
     return out, ktext
 
-for root, _, files in os.walk(sys.argv[1]):
+for top in sys.argv[2:]:
+  for root, _, files in os.walk(os.path.join(sys.argv[1], top)):
     for f in sorted(files):
-        if not f.endswith(".json") or root.endswith("pytorch"):
+        if not f.endswith(".json"):
             continue
         path = os.path.join(root, f)
         steps, kernels = readings(path)
@@ -220,7 +262,7 @@ for root, _, files in os.walk(sys.argv[1]):
             open(base + ".kernels.txt", "w").write(f"kernels of {path}\n" + "\n".join(kernels) + "\n")
 PY
 if [[ -x $build/ts_trace_check ]]; then
-  find "$out" -name '*.json' -not -path '*/pytorch/*' -not -path '*/debugging/*' | sort | while read -r json; do
+  for d in "${tutorial_dirs[@]}" hopper; do [[ -d $out/$d ]] && find "$out/$d" -name '*.json'; done | sort | while read -r json; do
     "$build/ts_trace_check" "$json" >"${json%.json}.check.txt" 2>&1
   done
 fi
@@ -313,16 +355,7 @@ if command -v ncu >/dev/null; then
 else
   echo "ncu missing: no kernel profile" | tee "$out/debugging/ncu_03_mlp_fused.out.txt"
 fi
-# ---- ts_bench and PyTorch on the workloads the walk-throughs time (cuda only) ------------------------
-if ((bench)) && [[ -x $build/ts_bench ]]; then
-  mkdir -p "$out/bench"
-  rm -f "$out/bench/ts_bench.jsonl"
-  run "$out/bench/ts_bench.out.txt" bash -c "for f in raw_launch dispatch/cuda profiler/cuda linear/ mlp/ geglu/; do
-      $build/ts_bench --filter \$f --json $out/bench/part.jsonl || exit 1; cat $out/bench/part.jsonl >>$out/bench/ts_bench.jsonl; done;
-      rm -f $out/bench/part.jsonl"
-  run "$out/bench/torch_side_by_side.out.txt" timeout 240 python3 bench/torch_side_by_side.py \
-    --ts-json "$out/bench/ts_bench.jsonl"
-fi
+bench_section
 
 echo "refresh_walkthroughs.sh: $failures run(s) exited non-zero; outputs in $out"
 exit $((failures > 0))

@@ -38,10 +38,10 @@ for path in eager fused merged; do
 done
 
 # The walk-throughs of tutorials 00-03, from the traces of tools/refresh_walkthroughs.sh --device cuda.
-walk() {  # walk PICTURE TRACE [OPTIONS...]: TRACE under docs/h200-runs/walkthroughs
+walk() {  # walk PICTURE TRACE [OPTIONS...]: TRACE under docs/h200-runs
   local picture=$1 trace=$2
   shift 2
-  "$tool" "docs/h200-runs/walkthroughs/$trace" "$@" -o "$out/$picture"
+  "$tool" "docs/h200-runs/$trace" "$@" -o "$out/$picture"
 }
 # 00: t() and select() launch nothing; contiguous() and add launch one kernel each (after CUDA's start).
 walk 00_walkthrough-views_cuda.svg 00_tensors_and_views/views_cuda.json --from-us 136290 --to-us 138010

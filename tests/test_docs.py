@@ -1,0 +1,192 @@
+#!/usr/bin/env python3
+"""tests/test_docs.py ROOT CASE: the committed outputs under docs/ hold to today's code and to the pages.
+
+  names   every `ts::` name a committed trace, table or log shows (an op, a kernel, a functor a
+          kernel is instantiated with) and every rung name (`op/device/rung`) is defined by the
+          code today: a trace written before a kernel was renamed fails here, naming the file
+  named   every file under docs/ is named by something: a page, a test, a script, another
+          committed output (a run's log names the traces it wrote), or a row of docs/README.md,
+          the index, whose `<placeholder>` patterns name families of files (`<config>.steps.txt`);
+          and every pattern of the index names at least one file
+  self    the two checks catch what they are for, on a made-up tree (a renamed kernel, a stray file)
+
+Only tracked files count (git ls-files): a scratch output in the checkout is nobody's evidence.
+Exit status 0 when every check passes; each failure is one line naming the file.
+"""
+import fnmatch
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+CODE_DIRS = ("tensor/", "profiler/", "ops/", "nn/", "bench/", "tutorials/", "tools/")
+CODE_EXT = (".cpp", ".cu", ".h", ".cuh")
+# Files whose text is read for mentions of docs/ files (JSON and SVG are outputs, not pages; a trace
+# that names its own folder is no reference).
+TEXT_EXT = (".md", ".txt", ".cpp", ".cu", ".h", ".cuh", ".py", ".sh", ".cmake", ".log", ".jsonl", ".json",
+            ".in", ".yml", ".yaml", "")
+RUNG = re.compile(r"\b([a-z_][a-z0-9_]*)/(cpu|cuda|any)/([a-z0-9_]+)\b")
+TS_NAME = re.compile(r"\bts::((?:[A-Za-z_]\w*::)*[A-Za-z_]\w*)")
+
+
+def tracked(root):
+    out = subprocess.run(["git", "-C", root, "ls-files", "-z"], capture_output=True, text=True, check=True).stdout
+    return [f for f in out.split("\0") if f and os.path.isfile(os.path.join(root, f))]
+
+
+def read(root, path):
+    with open(os.path.join(root, path), encoding="utf-8", errors="replace") as f:
+        return f.read()
+
+
+def strip_comments(code):
+    code = re.sub(r"/\*.*?\*/", " ", code, flags=re.S)
+    return re.sub(r"//[^\n]*", " ", code)
+
+
+def code_vocabulary(root, files):
+    """The identifiers and string literals of the library's code, comments left out."""
+    words, literals = set(), set()
+    for f in files:
+        if f.startswith(CODE_DIRS) and f.endswith(CODE_EXT):
+            code = strip_comments(read(root, f))
+            words.update(re.findall(r"[A-Za-z_]\w*", code))
+            literals.update(re.findall(r'"([^"\\\n]*)"', code))
+    return words, literals
+
+
+def check_names(root, files):
+    words, literals = code_vocabulary(root, files)
+    rungs = {m.group(0) for lit in literals for m in [RUNG.fullmatch(lit)] if m}
+    failures = []
+    for f in files:
+        if not f.startswith("docs/") or f.endswith(".svg") or "pytorch-reference/" in f:
+            continue
+        text = read(root, f)
+        unknown = set()
+        for m in TS_NAME.finditer(text):
+            last = m.group(1).split("::")[-1]
+            # A trace's readings cut long names at a fixed width: a cut name is the start of a defined one.
+            cut = m.end() == len(text) or text[m.end()] in " \n"
+            if last not in words and not (cut and any(w.startswith(last) for w in words)):
+                unknown.add("ts::" + m.group(1))
+        for m in RUNG.finditer(text):
+            op = m.group(1)
+            # Only a rung of an op the code defines is checked: "cpu/any/..." prose is not a rung name.
+            if ("ts::" + op) in literals and m.group(0) not in rungs:
+                unknown.add(m.group(0))
+        if unknown:
+            failures.append(f"{f}: names {', '.join(sorted(unknown))}, which the code does not define "
+                            "(an output of older code: run the script that writes it again)")
+    return failures
+
+
+def index_patterns(root):
+    """The paths docs/README.md names in backticks, relative to docs/, <placeholders> as wildcards."""
+    text = read(root, "docs/README.md")
+    patterns = []
+    for span in re.findall(r"`([^`\n]+)`", text):
+        span = span.strip()
+        if "/" not in span and "." not in span:
+            continue
+        pattern = re.sub(r"<[^<>]+>", "*", span).rstrip("/")
+        if pattern.startswith("docs/"):
+            pattern = pattern[len("docs/"):]
+        if pattern.replace("*", "").strip("/.") == "":
+            continue  # a pattern that names everything names nothing
+        patterns.append((span, pattern))
+    return patterns
+
+
+def check_named(root, files):
+    docs = [f for f in files if f.startswith("docs/")]
+    pages = {f: read(root, f) for f in files if f.endswith(TEXT_EXT) and not f.endswith(".svg")}
+    patterns = index_patterns(root) if "docs/README.md" in files else []
+    failures = []
+    used = set()
+    for d in docs:
+        if d == "docs/README.md":
+            continue
+        rel = d[len("docs/"):]
+        named = False
+        for span, pattern in patterns:
+            if fnmatch.fnmatchcase(rel, pattern) or fnmatch.fnmatchcase(rel, pattern + "/*"):
+                used.add(span)
+                named = True
+        if named:
+            continue
+        for f, text in pages.items():
+            if f == d:
+                continue
+            here = os.path.dirname(f)
+            if d in text or (here.startswith("docs") and d.startswith(here + "/") and
+                             os.path.relpath(d, here) in text):
+                named = True
+                break
+        if not named:
+            failures.append(f"{d}: named by no page, test, script, committed output or row of docs/README.md "
+                            "(name it where it is used, or delete it)")
+    for span, pattern in patterns:
+        if span not in used and not any(fnmatch.fnmatchcase(d[5:], pattern) or d[5:].startswith(pattern + "/")
+                                        for d in docs):
+            failures.append(f"docs/README.md: `{span}` names no file under docs/")
+    return failures
+
+
+def self_test():
+    """Both checks on a made-up checkout: a renamed kernel and a stray file must fail, the rest pass."""
+    with tempfile.TemporaryDirectory() as tmp:
+        def write(path, text):
+            os.makedirs(os.path.dirname(os.path.join(tmp, path)), exist_ok=True)
+            with open(os.path.join(tmp, path), "w") as f:
+                f.write(text)
+        write("ops/add/add.cu", '__global__ void add_vec16_kernel() {}\n// add_old_kernel was here\n'
+                                'const Variant r[] = {{"add/cuda/vec16"}};\nOpDef d{.name = "ts::add"};\n')
+        write("docs/README.md", "| `runs/<config>.steps.txt` | readings |\n| `gone/<x>.txt` | nothing |\n")
+        write("docs/runs/a.json", '{"name": "void ts::add_vec16_kernel<ts::AddOp>()"}')
+        write("docs/runs/a.steps.txt", "ts::add  add/cuda/vec16  ts::add_vec16_kernel\n")
+        write("docs/runs/b.json", '{"name": "ts::add_old_kernel", "rung": "add/cuda/rows"}')
+        write("docs/stray.txt", "nothing names me\n")
+        write("tests/t.py", "docs/runs/a.json docs/runs/b.json\n")
+        for cmd in (["init", "-q"], ["add", "."]):
+            subprocess.run(["git", "-C", tmp, *cmd], check=True, capture_output=True)
+        files = tracked(tmp)
+        names = check_names(tmp, files)
+        named = check_named(tmp, files)
+    expect = [
+        (names, "docs/runs/b.json", "ts::add_old_kernel"),  # in a comment only: not defined
+        (names, "docs/runs/b.json", "add/cuda/rows"),
+        (names, "docs/runs/a.json", "ts::AddOp"),  # a functor the code does not define
+        (named, "docs/stray.txt", "named by no page"),
+        (named, "docs/README.md", "`gone/<x>.txt` names no file"),
+    ]
+    failures = []
+    for found, path, what in expect:
+        if not any(line.startswith(path) and what in line for line in found):
+            failures.append(f"self-test: expected a failure for {path} naming {what}; got {found}")
+    if any(line.startswith(("docs/runs/a.steps.txt", "docs/runs/a.json: named")) for line in names + named):
+        failures.append(f"self-test: a file that holds to the code and is named failed: {names + named}")
+    if len(names) != 2 or len(named) != 2:
+        failures.append(f"self-test: expected 2 + 2 failures, got {names} and {named}")
+    return failures
+
+
+def main():
+    if len(sys.argv) != 3 or sys.argv[2] not in ("names", "named", "self"):
+        print("usage: test_docs.py ROOT names|named|self", file=sys.stderr)
+        return 2
+    root, case = sys.argv[1], sys.argv[2]
+    if case == "self":
+        failures = self_test()
+    else:
+        files = tracked(root)
+        failures = check_names(root, files) if case == "names" else check_named(root, files)
+    for line in failures:
+        print(line)
+    print(f"test_docs.py {case}: {len(failures)} failure(s)")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
