@@ -5,9 +5,10 @@
           kernel is instantiated with) and every rung name (`op/device/rung`) is defined by the
           code today: a trace written before a kernel was renamed fails here, naming the file
   named   every file under docs/ is named by something: a page, a test, a script, another
-          committed output (a run's log names the traces it wrote), or a row of docs/README.md,
-          the index, whose `<placeholder>` patterns name families of files (`<config>.steps.txt`);
-          and every pattern of the index names at least one file
+          committed output (a run's log names the traces it wrote), or a README.md under docs/:
+          docs/README.md, the index, names each folder (`ladder/`: its README.md), and each folder's
+          README names its files, `<placeholder>` patterns naming families (`<config>.steps.txt`,
+          `traces/<config>.{json,txt}`); every path a README names must name at least one file
   self    the two checks catch what they are for, on a made-up tree (a renamed kernel, a stray file)
 
 Only tracked files count (git ls-files): a scratch output in the checkout is nobody's evidence.
@@ -26,6 +27,7 @@ CODE_EXT = (".cpp", ".cu", ".h", ".cuh")
 # that names its own folder is no reference).
 TEXT_EXT = (".md", ".txt", ".cpp", ".cu", ".h", ".cuh", ".py", ".sh", ".cmake", ".log", ".jsonl", ".json",
             ".in", ".yml", ".yaml", "")
+DOC_EXT = {".txt", ".json", ".jsonl", ".md", ".log", ".svg", ".sh", ".py", ".csv", ".gz", ".tgz"}
 RUNG = re.compile(r"\b([a-z_][a-z0-9_]*)/(cpu|cuda|any)/([a-z0-9_]+)\b")
 TS_NAME = re.compile(r"\bts::((?:[A-Za-z_]\w*::)*[A-Za-z_]\w*)")
 
@@ -82,40 +84,57 @@ def check_names(root, files):
     return failures
 
 
-def index_patterns(root):
-    """The paths docs/README.md names in backticks, relative to docs/, <placeholders> as wildcards."""
-    text = read(root, "docs/README.md")
+def expand_braces(span):
+    """`a.{json,txt}` -> [`a.json`, `a.txt`] (one level, as the READMEs write it)."""
+    m = re.search(r"\{([^{}]*)\}", span)
+    if not m:
+        return [span]
+    return [x for alt in m.group(1).split(",") for x in expand_braces(span[:m.start()] + alt + span[m.end():])]
+
+
+def readme_patterns(root, docs):
+    """What each README.md under docs/ names in backticks, as (readme, span, pattern relative to docs/'s
+    parent): paths relative to the README's folder (or from docs/), `<placeholder>` a wildcard; a
+    folder (`ladder/`) names that folder's README.md."""
     patterns = []
-    for span in re.findall(r"`([^`\n]+)`", text):
-        span = span.strip()
-        if "/" not in span and "." not in span:
+    for readme in docs:
+        if not readme.endswith("README.md"):
             continue
-        pattern = re.sub(r"<[^<>]+>", "*", span).rstrip("/")
-        if pattern.startswith("docs/"):
-            pattern = pattern[len("docs/"):]
-        if pattern.replace("*", "").strip("/.") == "":
-            continue  # a pattern that names everything names nothing
-        patterns.append((span, pattern))
+        here = os.path.dirname(readme)
+        for span in re.findall(r"`([^`\n]+)`", read(root, readme)):
+            span = span.strip()
+            if " " in span or not re.fullmatch(r"[\w./<>{},*+-]+", span):
+                continue  # a command or code, not a path
+            for alt in expand_braces(span):
+                if not (alt.endswith("/") or os.path.splitext(alt)[1] in DOC_EXT):
+                    continue  # `torch.add`, `ts::add`: not a file
+                pattern = re.sub(r"<[^<>]+>", "*", alt)
+                if pattern.replace("*", "").strip("/.") == "":
+                    continue  # a pattern that names everything names nothing
+                if pattern.startswith("/"):
+                    continue  # a path on the machine that ran it
+                folder = pattern.endswith("/")
+                pattern = pattern.rstrip("/")
+                if not pattern.startswith("docs/"):
+                    pattern = os.path.normpath(os.path.join(here, pattern))
+                patterns.append((readme, span, pattern + "/README.md" if folder else pattern))
     return patterns
 
 
 def check_named(root, files):
     docs = [f for f in files if f.startswith("docs/")]
     pages = {f: read(root, f) for f in files if f.endswith(TEXT_EXT) and not f.endswith(".svg")}
-    patterns = index_patterns(root) if "docs/README.md" in files else []
+    patterns = readme_patterns(root, docs)
     failures = []
     used = set()
     for d in docs:
         if d == "docs/README.md":
             continue
-        rel = d[len("docs/"):]
-        named = False
-        for span, pattern in patterns:
-            if fnmatch.fnmatchcase(rel, pattern) or fnmatch.fnmatchcase(rel, pattern + "/*"):
-                used.add(span)
-                named = True
-        if named:
+        hits = [(readme, span) for readme, span, pattern in patterns if readme != d and fnmatch.fnmatchcase(d, pattern)]
+        used.update(hits)
+        if hits:
             continue
+        named = False
         for f, text in pages.items():
             if f == d:
                 continue
@@ -125,12 +144,14 @@ def check_named(root, files):
                 named = True
                 break
         if not named:
-            failures.append(f"{d}: named by no page, test, script, committed output or row of docs/README.md "
+            failures.append(f"{d}: named by no page, test, script, committed output or README under docs/ "
                             "(name it where it is used, or delete it)")
-    for span, pattern in patterns:
-        if span not in used and not any(fnmatch.fnmatchcase(d[5:], pattern) or d[5:].startswith(pattern + "/")
-                                        for d in docs):
-            failures.append(f"docs/README.md: `{span}` names no file under docs/")
+    # The index itself must stay true: each path it names is there (a folder's README.md, or a file).
+    # A folder's README may name files elsewhere in the tree in passing (`tutorials/04_attention.md`).
+    for readme, span, pattern in patterns:
+        if readme == "docs/README.md" and (readme, span) not in used and \
+                not any(fnmatch.fnmatchcase(d, pattern) for d in docs):
+            failures.append(f"{readme}: `{span}` names no file under docs/")
     return failures
 
 
@@ -143,7 +164,8 @@ def self_test():
                 f.write(text)
         write("ops/add/add.cu", '__global__ void add_vec16_kernel() {}\n// add_old_kernel was here\n'
                                 'const Variant r[] = {{"add/cuda/vec16"}};\nOpDef d{.name = "ts::add"};\n')
-        write("docs/README.md", "| `runs/<config>.steps.txt` | readings |\n| `gone/<x>.txt` | nothing |\n")
+        write("docs/README.md", "| `runs/` | runs |\n| `gone/<x>.txt` | nothing |\n")
+        write("docs/runs/README.md", "| `<config>.{steps,kernels}.txt` | readings |\n")
         write("docs/runs/a.json", '{"name": "void ts::add_vec16_kernel<ts::AddOp>()"}')
         write("docs/runs/a.steps.txt", "ts::add  add/cuda/vec16  ts::add_vec16_kernel\n")
         write("docs/runs/b.json", '{"name": "ts::add_old_kernel", "rung": "add/cuda/rows"}')
