@@ -3,64 +3,56 @@
 # table equals ts_trace_diff's reading of its trace, every committed picture is what ts_trace_svg
 # draws today, and the memory charts' peaks are what the tutorial's shapes allocate.
 # Included by the top-level CMakeLists.txt, where the tools' targets are defined.
-# Traces written on the H200 (docs/h200-runs/traces/01_profiler_check): our checker and
+set(h200 ${PROJECT_SOURCE_DIR}/docs/h200-runs)
+# Tutorial 01's cold traces on the H200 (CUPTI's synchronization records included): our checker and
 # Holistic Trace Analysis read them here, without a GPU; HTA's kernel breakdown must match.
 foreach(trace 4096_bf16_cold_eager 64_bf16_cold_eager)
-  add_test(NAME h200_trace_check_${trace}
-    COMMAND ts_trace_check ${PROJECT_SOURCE_DIR}/docs/h200-runs/traces/01_profiler_check/${trace}.json --steps 3)
+  add_test(NAME h200_trace_check_${trace} COMMAND ts_trace_check ${h200}/01_matmul_add/${trace}.json --steps 3)
   add_test(NAME h200_trace_hta_${trace}
-    COMMAND python3 ${PROJECT_SOURCE_DIR}/tools/hta_check.py
-            --gpu-trace ${PROJECT_SOURCE_DIR}/docs/h200-runs/traces/01_profiler_check/${trace}.json
+    COMMAND python3 ${PROJECT_SOURCE_DIR}/tools/hta_check.py --gpu-trace ${h200}/01_matmul_add/${trace}.json
             --venv ${CMAKE_BINARY_DIR}/hta-venv)
   # One venv for all HTA tests: the first creates it.
   set_tests_properties(h200_trace_hta_${trace} PROPERTIES DEPENDS hta_check TIMEOUT 1800 SKIP_RETURN_CODE 77)
 endforeach()
 # ts_trace_svg, ts_trace_diff and the committed pictures (tests/test_trace_tools.py says what each case checks).
 set(trace_tools_test python3 ${PROJECT_SOURCE_DIR}/tests/test_trace_tools.py)
-set(h200_traces ${PROJECT_SOURCE_DIR}/docs/h200-runs/traces)
+set(mlp ${h200}/03_mlp/64x128x768x3072_bf16_warm)
 foreach(path eager fused merged)
   add_test(NAME trace_svg_03_mlp_${path}_step3
-    COMMAND ${trace_tools_test} svg --tool $<TARGET_FILE:ts_trace_svg> --step 3
-            --trace ${h200_traces}/03_mlp/64x128x768x3072_bf16_warm_${path}.json)
+    COMMAND ${trace_tools_test} svg --tool $<TARGET_FILE:ts_trace_svg> --step 3 --trace ${mlp}_${path}.json)
 endforeach()
-add_test(NAME trace_svg_01_profiler_check_whole
-  COMMAND ${trace_tools_test} svg --tool $<TARGET_FILE:ts_trace_svg>
-          --trace ${h200_traces}/01_profiler_check/4096_bf16_cold_eager.json)
+add_test(NAME trace_svg_01_cold_whole
+  COMMAND ${trace_tools_test} svg --tool $<TARGET_FILE:ts_trace_svg> --trace ${h200}/01_matmul_add/4096_bf16_cold_eager.json)
 add_test(NAME trace_svg_01_active20_window
   COMMAND ${trace_tools_test} svg --tool $<TARGET_FILE:ts_trace_svg> --step 7 --from-us 10 --to-us 300
-          --trace ${h200_traces}/01_active20/4096_bf16_warm_eager.json)
-add_test(NAME trace_svg_errors
-  COMMAND ${trace_tools_test} svg-errors --tool $<TARGET_FILE:ts_trace_svg>
-          --trace ${h200_traces}/03_mlp/64x128x768x3072_bf16_warm_eager.json)
-add_test(NAME trace_diff_self
-  COMMAND ${trace_tools_test} diff-self --tool $<TARGET_FILE:ts_trace_diff>
-          --trace ${h200_traces}/03_mlp/64x128x768x3072_bf16_warm_eager.json)
+          --trace ${h200}/01_matmul_add_active20/4096_bf16_warm_eager.json)
+add_test(NAME trace_svg_errors COMMAND ${trace_tools_test} svg-errors --tool $<TARGET_FILE:ts_trace_svg> --trace ${mlp}_eager.json)
+add_test(NAME trace_diff_self COMMAND ${trace_tools_test} diff-self --tool $<TARGET_FILE:ts_trace_diff> --trace ${mlp}_eager.json)
 add_test(NAME trace_diff_03_mlp_eager_vs_fused
-  COMMAND ${trace_tools_test} diff-fusion --tool $<TARGET_FILE:ts_trace_diff>
-          --before ${h200_traces}/03_mlp/64x128x768x3072_bf16_warm_eager.json
-          --after ${h200_traces}/03_mlp/64x128x768x3072_bf16_warm_fused.json)
-add_test(NAME trace_diff_errors
-  COMMAND ${trace_tools_test} diff-errors --tool $<TARGET_FILE:ts_trace_diff>
-          --trace ${h200_traces}/03_mlp/64x128x768x3072_bf16_warm_eager.json)
-# Every committed H200 table against the diff's reading of its trace.
-file(GLOB h200_tables RELATIVE ${h200_traces} ${h200_traces}/*/*.txt)
+  COMMAND ${trace_tools_test} diff-fusion --tool $<TARGET_FILE:ts_trace_diff> --before ${mlp}_eager.json --after ${mlp}_fused.json)
+add_test(NAME trace_diff_errors COMMAND ${trace_tools_test} diff-errors --tool $<TARGET_FILE:ts_trace_diff> --trace ${mlp}_eager.json)
+# Every table tutorials 00-03 wrote on the H200 (their folders and hopper/) beside its trace (<config>.txt beside <config>.json)
+# against the diff's reading of that trace (tutorial 04's below).
+file(GLOB h200_tables RELATIVE ${h200} ${h200}/0[0-3]_*/*.txt ${h200}/hopper/*.txt)
 foreach(table ${h200_tables})
   string(REGEX REPLACE "\\.txt$" "" run ${table})
+  if(run MATCHES "\\.(steps|kernels|check|out)$" OR NOT EXISTS ${h200}/${run}.json)
+    continue()
+  endif()
   string(REPLACE "/" "__" name ${run})
   add_test(NAME trace_diff_table_${name}
-    COMMAND ${trace_tools_test} diff-table --tool $<TARGET_FILE:ts_trace_diff>
-            --trace ${h200_traces}/${run}.json --table ${h200_traces}/${table})
+    COMMAND ${trace_tools_test} diff-table --tool $<TARGET_FILE:ts_trace_diff> --trace ${h200}/${run}.json
+            --table ${h200}/${table})
 endforeach()
 add_test(NAME render_pictures
   COMMAND ${trace_tools_test} pictures --tool $<TARGET_FILE:ts_trace_svg>
-          --script ${PROJECT_SOURCE_DIR}/tools/render_pictures.sh --committed ${PROJECT_SOURCE_DIR}/docs/pictures
-          --docs ${PROJECT_SOURCE_DIR}/tutorials/00_tensors_and_views.md ${PROJECT_SOURCE_DIR}/tutorials/01_matmul_add.md
-                 ${PROJECT_SOURCE_DIR}/tutorials/02_linear.md ${PROJECT_SOURCE_DIR}/tutorials/03_mlp.md
-                 ${PROJECT_SOURCE_DIR}/tutorials/reading_a_trace.md)
+          --script ${PROJECT_SOURCE_DIR}/tools/render_pictures.sh --root ${PROJECT_SOURCE_DIR}
+          --docs ${PROJECT_SOURCE_DIR}/README.md ${PROJECT_SOURCE_DIR}/tutorials/00_tensors_and_views.md
+                 ${PROJECT_SOURCE_DIR}/tutorials/01_matmul_add.md ${PROJECT_SOURCE_DIR}/tutorials/02_linear.md
+                 ${PROJECT_SOURCE_DIR}/tutorials/03_mlp.md ${PROJECT_SOURCE_DIR}/tutorials/reading_a_trace.md)
 add_test(NAME trace_diff_readme_quote
   COMMAND ${trace_tools_test} quote --tool $<TARGET_FILE:ts_trace_diff> --root ${PROJECT_SOURCE_DIR}
-          --output ${PROJECT_SOURCE_DIR}/docs/outputs/trace_diff_03_eager_vs_fused.txt
-          --readme ${PROJECT_SOURCE_DIR}/README.md)
+          --output ${h200}/03_mlp/trace_diff_eager_vs_fused.txt --readme ${PROJECT_SOURCE_DIR}/README.md)
 # ts_ladder on the CPU: the tables print and every rung matches its reference (exit status 0);
 # tests/test_ladder.cpp checks --list, the no-GPU refusal, the comparison itself and the README quotes.
 add_test(NAME ladder_cpu_mm COMMAND ts_ladder --op mm --device cpu --runs 5 --warmup 1)

@@ -11,7 +11,8 @@
           `traces/<config>.{json,txt}`); every path a README names must name at least one file
   self    the two checks catch what they are for, on a made-up tree (a renamed kernel, a stray file)
 
-Only tracked files count (git ls-files): a scratch output in the checkout is nobody's evidence.
+Only tracked files count (git ls-files; every file outside build/ in a checkout without git): a
+scratch output in the checkout is nobody's evidence.
 Exit status 0 when every check passes; each failure is one line naming the file.
 """
 import fnmatch
@@ -33,8 +34,16 @@ TS_NAME = re.compile(r"\bts::((?:[A-Za-z_]\w*::)*[A-Za-z_]\w*)")
 
 
 def tracked(root):
-    out = subprocess.run(["git", "-C", root, "ls-files", "-z"], capture_output=True, text=True, check=True).stdout
-    return [f for f in out.split("\0") if f and os.path.isfile(os.path.join(root, f))]
+    """The checkout's files: git's list, or outside a git checkout (a source archive) every file but build/'s."""
+    r = subprocess.run(["git", "-C", root, "ls-files", "-z"], capture_output=True, text=True)
+    if r.returncode == 0:
+        return [f for f in r.stdout.split("\0") if f and os.path.isfile(os.path.join(root, f))]
+    files = []
+    for here, dirs, names in os.walk(root):
+        rel = os.path.relpath(here, root)
+        dirs[:] = [d for d in dirs if not (rel == "." and d in ("build", "traces", ".git"))]
+        files += [os.path.normpath(os.path.join(rel, n)) for n in names]
+    return sorted(files)
 
 
 def read(root, path):
@@ -117,7 +126,7 @@ def readme_patterns(root, docs):
                 pattern = pattern.rstrip("/")
                 if not pattern.startswith("docs/"):
                     pattern = os.path.normpath(os.path.join(here, pattern))
-                patterns.append((readme, span, pattern + "/README.md" if folder else pattern))
+                patterns.append((readme, span, pattern + ("/README.md" if folder else ""), folder))
     return patterns
 
 
@@ -130,7 +139,7 @@ def check_named(root, files):
     for d in docs:
         if d == "docs/README.md":
             continue
-        hits = [(readme, span) for readme, span, pattern in patterns if readme != d and fnmatch.fnmatchcase(d, pattern)]
+        hits = [(readme, span) for readme, span, pattern, _ in patterns if readme != d and fnmatch.fnmatchcase(d, pattern)]
         used.update(hits)
         if hits:
             continue
@@ -148,9 +157,17 @@ def check_named(root, files):
                             "(name it where it is used, or delete it)")
     # The index itself must stay true: each path it names is there (a folder's README.md, or a file).
     # A folder's README may name files elsewhere in the tree in passing (`tutorials/04_attention.md`).
-    for readme, span, pattern in patterns:
-        if readme == "docs/README.md" and (readme, span) not in used and \
-                not any(fnmatch.fnmatchcase(d, pattern) for d in docs):
+    # A span that is a file of the repository outside docs/ (`tools/gpu_check.sh`, `refresh_walkthroughs.sh`)
+    # is a reference, not a row; a folder's row holds while the folder has files.
+    names = {os.path.basename(f) for f in files}
+    for readme, span, pattern, folder in patterns:
+        if readme != "docs/README.md" or (readme, span) in used:
+            continue
+        if folder and any(d.startswith(pattern[:-len("README.md")]) for d in docs):
+            continue
+        if any(fnmatch.fnmatchcase(f, span) for f in files) or os.path.basename(span) in names:
+            continue
+        if not any(fnmatch.fnmatchcase(d, pattern) for d in docs):
             failures.append(f"{readme}: `{span}` names no file under docs/")
     return failures
 

@@ -319,7 +319,7 @@ TEST_CASE("tutorials: ts_trace_diff on two CPU traces leaves out the Self CUDA c
     CHECK(addmm);
   }
   // A GPU trace keeps every column: the committed H200 diff is what the tool prints today.
-  const fs::path committed = fs::path(TS_SOURCE_DIR) / "docs/outputs/trace_diff_03_eager_vs_fused.txt";
+  const fs::path committed = fs::path(TS_SOURCE_DIR) / "docs/h200-runs/03_mlp/trace_diff_eager_vs_fused.txt";
   const std::vector<std::string> want = lines_of(read_text(committed));
   REQUIRE(!want.empty());
   REQUIRE(want[0].rfind("$ ./build/dev/ts_trace_diff ", 0) == 0);

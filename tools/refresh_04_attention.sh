@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
-# tools/refresh_04_attention.sh: every run tutorials/04_attention.md quotes, made again, into
-# docs/h200-runs/04_attention/ (on the H200; the subfolders flash_v3/ and rows_rungs/ are their own
-# runs and stay).
+# tools/refresh_04_attention.sh: every run tutorials/04_attention.md quotes, made again, into the
+# folder it cites.
 #
-# Variables: BUILD (build/dev: 04_attention, ts_tests, ts_bench and ts_trace_check built), OUT (the
-# folder above). Steps: the attention tests; tutorial 04 on every path at its default shape (q, k, v
+#   tools/refresh_04_attention.sh --device cuda   # on the H200 -> docs/h200-runs/04_attention/
+#   tools/refresh_04_attention.sh --device cpu    # anywhere    -> docs/cpu-runs/04_attention/ (the tutorial alone)
+#
+# The H200 folder's subfolders flash_v3/ and rows_rungs/ are their own runs and stay.
+# Options: --build DIR (build/dev: 04_attention, ts_tests, ts_bench and ts_trace_check
+# built), --out DIR (the folder above). Steps: the attention tests; tutorial 04 on every path at its default shape (q, k, v
 # [4, 16, 1024, 64] bf16, causal, --warmup 5) and the naive path again with --no-causal, each
 # writing its trace and table into traces/; ts_trace_check and the readings (tools/trace_readings.py)
 # of every trace; ts_bench on the attention workloads and the 8192^3 GEMM; PyTorch's counterpart of
@@ -12,8 +15,22 @@
 # screen; a step that fails is logged and the run goes on. Exit status 0 when every step passed.
 set -u
 cd "$(dirname "$0")/.."
-build=${BUILD:-build/dev}
-out=${OUT:-docs/h200-runs/04_attention}
+dev=""
+build=build/dev
+out=""
+while (($#)); do
+  case $1 in
+    --device) dev=$2; shift 2 ;;
+    --build) build=$2; shift 2 ;;
+    --out) out=$2; shift 2 ;;
+    *) echo "refresh_04_attention.sh: unknown argument '$1' (see the header of $0)" >&2; exit 2 ;;
+  esac
+done
+case $dev in
+  cuda) out=${out:-docs/h200-runs/04_attention} ;;
+  cpu) out=${out:-docs/cpu-runs/04_attention} ;;
+  *) echo "refresh_04_attention.sh: --device cuda or --device cpu" >&2; exit 2 ;;
+esac
 tut=$build/tutorials/04_attention
 for exe in "$tut" "$build/ts_tests" "$build/ts_bench" "$build/ts_trace_check"; do
   [[ -x $exe ]] || { echo "refresh_04_attention.sh: $exe not built" >&2; exit 2; }
@@ -30,7 +47,25 @@ status() {  # status NAME RC
   [[ $2 == 0 ]] || failed=$((failed + 1))
 }
 
+# On the CPU: every path as the tutorial runs it there (the fused ones say why they cannot and run
+# the math path), each with its trace checked.
+cpu_main() {
+  step "tutorial 04 on the CPU, every path, default shape, --warmup 1"
+  for path in naive inplace math flash_v1 flash_v2 flash_v3; do
+    "$tut" --device cpu --path "$path" --warmup 1 --out-dir "$out/traces" >"$out/tutorial_$path.txt" 2>&1
+    status "$path" $?
+  done
+  for json in "$out"/traces/*.json; do
+    echo "-- $(basename "$json")"
+    "$build/ts_trace_check" "$json" --steps 3 2>&1 | tail -3
+    [[ ${PIPESTATUS[0]} == 0 ]] || failed=$((failed + 1))
+  done >"$out/trace_check.txt"
+  step "done: $failed step(s) failed"
+  return $((failed > 0))
+}
+
 main() {
+  [[ $dev == cpu ]] && { cpu_main; return; }
   step "machine"
   nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,memory.total --format=csv,noheader 2>&1
 

@@ -2,11 +2,11 @@
 # tools/refresh_05_memory_and_syncs.sh: every run tutorials/05_memory_and_syncs.md quotes, made again,
 # into the folder it cites.
 #
-#   tools/refresh_05_memory_and_syncs.sh              # on the H200 -> docs/h200-runs/05_memory_and_syncs/
-#   DEVICE=cpu tools/refresh_05_memory_and_syncs.sh   # anywhere    -> docs/cpu-runs/05_memory_and_syncs/
+#   tools/refresh_05_memory_and_syncs.sh --device cuda   # on the H200 -> docs/h200-runs/05_memory_and_syncs/
+#   tools/refresh_05_memory_and_syncs.sh --device cpu    # anywhere    -> docs/cpu-runs/05_memory_and_syncs/
 #
-# Variables: DEVICE (cuda), BUILD (build/dev: 05_memory_and_syncs, ts_trace_svg, ts_trace_check and
-# ts_tests built), OUT (the folder above). The folder is emptied first. Steps: the tests of what the
+# Options: --build DIR (build/dev: 05_memory_and_syncs, ts_trace_svg, ts_trace_check and
+# ts_tests built), --out DIR (the folder above). The folder is emptied first. Steps: the tests of what the
 # tutorial relies on, the tutorial's lessons (and again without the caching allocator), the memory
 # timelines and two step timelines drawn, every trace checked, then on a GPU PyTorch's side
 # (tutorials/05_memory_and_syncs.py) and one kernel in Nsight Compute. run.log is the screen: each
@@ -14,12 +14,21 @@
 # every step passed.
 set -u
 cd "$(dirname "$0")/.."
-dev=${DEVICE:-cuda}
-build=${BUILD:-build/dev}
+dev=""
+build=build/dev
+out=""
+while (($#)); do
+  case $1 in
+    --device) dev=$2; shift 2 ;;
+    --build) build=$2; shift 2 ;;
+    --out) out=$2; shift 2 ;;
+    *) echo "refresh_05_memory_and_syncs.sh: unknown argument '$1' (see the header of $0)" >&2; exit 2 ;;
+  esac
+done
 case $dev in
-  cuda) out=${OUT:-docs/h200-runs/05_memory_and_syncs} ;;
-  cpu) out=${OUT:-docs/cpu-runs/05_memory_and_syncs} ;;
-  *) echo "refresh_05_memory_and_syncs.sh: DEVICE=cuda or DEVICE=cpu" >&2; exit 2 ;;
+  cuda) out=${out:-docs/h200-runs/05_memory_and_syncs} ;;
+  cpu) out=${out:-docs/cpu-runs/05_memory_and_syncs} ;;
+  *) echo "refresh_05_memory_and_syncs.sh: --device cuda or --device cpu" >&2; exit 2 ;;
 esac
 tut=$build/tutorials/05_memory_and_syncs
 svg=$build/ts_trace_svg
