@@ -515,7 +515,8 @@ int main(int argc, char** argv) {
     for (const Entry& e : all) fmt::print("{:<40} {}\n", e.name, e.note);
     fmt::print("\nregistered variants:\n");
     for (const ts::Variant* v : ts::all_variants())
-      fmt::print("  {:<44} rung {}  needs {:<4}  {}\n", v->name, v->rung, ts::gpu_needs_name(v->needs), v->summary);
+      fmt::print("  {:<44} rung {}  needs {:<4}  {}\n  {:<44} {}\n", v->name, v->rung, ts::gpu_needs_name(v->needs),
+                 v->summary, "", v->source);  // the file of its code, under the rung's row
     if (!ts::cuda::built_with_cuda()) fmt::print("\n(no CUDA rungs: {})\n", ts::cuda::unavailable_reason());
     return 0;
   }

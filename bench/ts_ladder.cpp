@@ -304,21 +304,19 @@ const Spec kProblems[] = {
 };
 // clang-format on
 
+// What --list says of an op with neither a problem nor a reason of its own; a test fails on it.
+constexpr const char* kNoEntry = "no entry in ts_ladder's problem table (bench/ts_ladder.cpp, kProblems)";
+
 const Spec* find_spec(const OpDef& op) {
   for (const Spec& spec : kProblems)
     if (op.short_name() == std::string_view(spec.op)) return &spec;
   return nullptr;
 }
 
-// Why an op has no entry in kProblems.
+// Why an op has no entry in kProblems: its own word (OpDef::no_ladder_problem), or the gap.
 std::string no_problem_reason(const OpDef& op) {
-  if (&op == &ops::empty) return "allocation only: no values to compute or check";
-  const bool launches_nothing = std::all_of(op.rungs.begin(), op.rungs.end(), [](const Variant& v) {
-    return v.device == VariantDevice::any;
-  });
-  if (launches_nothing)
-    return "a view: new sizes, strides and offset over the same storage, no kernel (ts_bench times its CPU cost)";
-  return "no entry in ts_ladder's problem table (bench/ts_ladder.cpp, kProblems)";
+  if (op.no_ladder_problem != nullptr) return op.no_ladder_problem;
+  return kNoEntry;
 }
 
 // ---- running a rung -------------------------------------------------------------------------
@@ -798,7 +796,8 @@ void print_list() {
   for (const OpDef* op : all_ops()) with_problem += find_spec(*op) != nullptr;
   fmt::print("ts_ladder --list: {} ops, {} variants, {} ops with a ladder problem; rung 0 is each op's reference\n",
              all_ops().size(), all_variants().size(), with_problem);
-  fmt::print("columns: rung, name, device, the compute capability a CUDA rung needs (9.0a: that GPU only), summary\n");
+  fmt::print("columns: rung, name, device, the compute capability a CUDA rung needs (9.0a: that GPU only), summary;\n"
+             "under each rung, the file that holds its code\n");
   size_t width = 0;
   for (const Variant* v : all_variants()) width = std::max(width, std::strlen(v->name));
   for (const OpDef* op : all_ops()) {
@@ -809,8 +808,8 @@ void print_list() {
       fmt::print("\n{}  no ladder problem: {}\n", op->short_name(), no_problem_reason(*op));
     }
     for (const Variant& v : op->rungs)
-      fmt::print("  {:>4}  {:<{}}  {:<4}  {:<4}  {}\n", v.rung, v.name, width, variant_device_name(v.device),
-                 gpu_needs_name(v.needs), v.summary);
+      fmt::print("  {:>4}  {:<{}}  {:<4}  {:<4}  {}\n        {}\n", v.rung, v.name, width, variant_device_name(v.device),
+                 gpu_needs_name(v.needs), v.summary, v.source);
   }
   if (!cuda::built_with_cuda()) fmt::print("\n(no CUDA rungs: {})\n", cuda::unavailable_reason());
 }
@@ -841,7 +840,7 @@ int main_impl(int argc, char** argv) {
   uint64_t seed = 0;
   app.add_option("--op", op_name, "the op whose ladder to run (mm, add, softmax, scaled_dot_product_attention, ...)");
   app.add_flag("--all", all, "every op that has a ladder problem");
-  app.add_flag("--list", list, "every op and its rungs (rung, name, device, summary)");
+  app.add_flag("--list", list, "every op and its rungs (rung, name, device, needs, summary; then its file)");
   app.add_option("--device", device_text, "cpu or cuda (default: cuda when a GPU is usable, else cpu)");
   app.add_option("--dtype", dtype_text,
                  "f32, bf16 or f16 (default: bf16 on cuda, f16 on a GPU older than compute capability 8.0, f32 on "

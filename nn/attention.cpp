@@ -4,9 +4,9 @@
 #include <cmath>
 #include <limits>
 
-#include "ops/attention/attention.h"
 #include "ops/dispatch.h"
 #include "ops/ops.h"
+#include "ops/registry.h"
 #include "profiler/profiler.h"
 #include "tensor/cuda_device.h"
 
@@ -15,6 +15,12 @@ namespace ts::nn {
 namespace {
 
 constexpr double kNegInf = -std::numeric_limits<double>::infinity();
+
+// The op the math and fused paths force a rung of; the rung is named by the path (flash_v1 forces
+// the rung whose name ends in flash_v1: the registry spells the full names).
+constexpr const char* kSdpa = "scaled_dot_product_attention";
+
+bool is_sdpa_path(AttentionPath path) { return path != AttentionPath::naive && path != AttentionPath::inplace; }
 
 // scores = q k^T * scale: one GEMM (k^T is a view, read in place), one elementwise pass over the scores.
 Tensor scaled_scores(const Tensor& q, const Tensor& k) {
@@ -54,13 +60,14 @@ const char* attention_path_name(AttentionPath path) {
 }
 
 const char* attention_variant_name(AttentionPath path) {
-  switch (path) {
-    case AttentionPath::math: return "scaled_dot_product_attention/any/math";
-    case AttentionPath::flash_v1: return "scaled_dot_product_attention/cuda/flash_v1";
-    case AttentionPath::flash_v2: return "scaled_dot_product_attention/cuda/flash_v2";
-    case AttentionPath::flash_v3: return "scaled_dot_product_attention/cuda/flash_v3";
-    default: return nullptr;
-  }
+  if (!is_sdpa_path(path)) return nullptr;
+  if (const Variant* v = find_rung(kSdpa, attention_path_name(path))) return v->name;
+  // A build without the CUDA toolkit registers no fused rung: the name it has where it is built
+  // (the fused paths are CUDA only; math, on device any, is always registered).
+  static const std::string absent[] = {fmt::format("{}/cuda/{}", kSdpa, attention_path_name(AttentionPath::flash_v1)),
+                                       fmt::format("{}/cuda/{}", kSdpa, attention_path_name(AttentionPath::flash_v2)),
+                                       fmt::format("{}/cuda/{}", kSdpa, attention_path_name(AttentionPath::flash_v3))};
+  return absent[static_cast<int>(path) - static_cast<int>(AttentionPath::flash_v1)].c_str();
 }
 
 Tensor causal_future_mask(int64_t S, int64_t L, Device device) {
@@ -85,23 +92,20 @@ Tensor attention_inplace(const Tensor& q, const Tensor& k, const Tensor& v, cons
 
 std::string attention_path_refusal(AttentionPath path, const Tensor& q, const Tensor& k, const Tensor& v,
                                    bool causal) {
-  const char* name = attention_variant_name(path);
-  if (name == nullptr) return {};  // naive and inplace: plain ops, which run anywhere
-  const Variant* variant = find_variant(name);
-  if (variant == nullptr)  // a build without the CUDA toolkit has no CUDA rung
-    return fmt::format("{} is not in this build: {}", name, cuda::unavailable_reason());
-  return sdpa_rung_refusal(*variant, q, k, v, causal);
+  if (!is_sdpa_path(path)) return {};  // naive and inplace: plain ops, which run anywhere
+  if (find_rung(kSdpa, attention_path_name(path)) == nullptr)  // a build without CUDA has no fused rung
+    return fmt::format("{} is not in this build: {}", attention_variant_name(path), cuda::unavailable_reason());
+  // Dispatch answers, in the rung's words, without running the call.
+  const VariantOverride use(kSdpa, attention_path_name(path));
+  return use.refusal([&] { scaled_dot_product_attention(q, k, v, {}, causal); });
 }
 
 Tensor attention_sdpa(const Tensor& q, const Tensor& k, const Tensor& v, bool causal, AttentionPath path) {
-  const char* variant = attention_variant_name(path);
-  TS_CHECK(variant != nullptr, "attention_sdpa: path {} is not an sdpa rung (math, flash_v1, flash_v2 or flash_v3)",
+  TS_CHECK(is_sdpa_path(path), "attention_sdpa: path {} is not an sdpa rung (math, flash_v1, flash_v2 or flash_v3)",
            attention_path_name(path));
-  // A cuda rung forced by name only applies to calls on cuda; a CPU call would quietly take the
-  // best CPU rung. Say why instead.
-  const std::string why = attention_path_refusal(path, q, k, v, causal);
-  TS_CHECK(why.empty(), "attention {}: {}", attention_path_name(path), why);
-  VariantOverride use(variant);
+  // Forced: a call the rung cannot run (a CPU tensor for a fused rung, a head dim it lacks) throws
+  // the rung's reason from dispatch; it never quietly takes another rung.
+  const VariantOverride use(kSdpa, attention_path_name(path));
   return scaled_dot_product_attention(q, k, v, {}, causal);
 }
 

@@ -38,7 +38,8 @@ const char* attention_path_name(AttentionPath path);
 constexpr bool is_fused(AttentionPath path) {
   return path == AttentionPath::flash_v1 || path == AttentionPath::flash_v2 || path == AttentionPath::flash_v3;
 }
-// The sdpa rung a path forces ("scaled_dot_product_attention/cuda/flash_v2"); nullptr for naive and inplace.
+// The sdpa rung a path forces, the one whose name ends in the path's name
+// ("scaled_dot_product_attention/cuda/flash_v2"); nullptr for naive and inplace.
 const char* attention_variant_name(AttentionPath path);
 
 // [S, L] bool, true where key j lies in query i's future (j > i): the positions masked_fill sets to -inf.
@@ -52,7 +53,8 @@ Tensor attention_inplace(const Tensor& q, const Tensor& k, const Tensor& v, cons
 // tensor, f32, a head dim flash_v2 lacks, a GPU that is not compute capability 9.0 for flash_v3)
 // throws a ts::Error with the rung's reason: no silent fallback.
 Tensor attention_sdpa(const Tensor& q, const Tensor& k, const Tensor& v, bool causal, AttentionPath path);
-// Empty when `path` can run q, k, v (shapes, dtype, device); otherwise why not, in the rung's words.
+// Empty when `path` can run q, k, v (shapes, dtype, device); otherwise why not, in the rung's words
+// (dispatch asks the forced rung without running the call: VariantOverride::refusal).
 std::string attention_path_refusal(AttentionPath path, const Tensor& q, const Tensor& k, const Tensor& v, bool causal);
 
 // One forward's work on a GPU, op by op: what tutorial 04 prints before it profiles and counts

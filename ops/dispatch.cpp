@@ -2,6 +2,7 @@
 #include "ops/dispatch.h"
 
 #include <cstdlib>
+#include <functional>
 #include <mutex>
 #include <set>
 #include <string>
@@ -21,6 +22,16 @@ namespace {
 thread_local std::vector<VariantOverride*> scoped_overrides;  // VariantOverride, per thread, a stack
 std::vector<const Variant*> env_overrides;                     // TS_VARIANT, process-wide
 
+// What a VariantOverride being asked (VariantOverride::refusal) wants to hear, per thread: the first
+// call of its variant's op is prepared, answered here and never run.
+struct Asking {
+  const Variant* variant = nullptr;
+  std::string why;
+};
+thread_local Asking* asking = nullptr;
+struct Asked {};  // thrown from dispatch to refusal() once the call is answered; never escapes
+
+// TS_VARIANT applies a variant to calls of its op on its device (a variant for device "any", on every device).
 bool applies(const Variant& v, const OpCall& call) { return v.op == &call.op && v.runs_on(call.device.type); }
 
 // Parses into a fresh list and installs it only once every name is known: a bad
@@ -55,12 +66,25 @@ void warn_other_device(const Variant& v, const OpCall& call) {
              v.name, call.op.name, call.device.str(), variant_device_name(v.device));
 }
 
-// A variant asked for by name must run, or say why not.
-const Variant& forced(const Variant& v, const OpCall& call, const char* source) {
+// Why `v` cannot run the call, in the rung's own words where it has them; "" when it can. A rung for
+// another device than the call's cannot run it, whatever its supports() says; its supports() still
+// speaks first (it reads metadata only, so it answers for a call on any device: the fused attention
+// rungs say "runs on cuda, q is on cpu"). One evaluation of accepts(), so one of supports().
+std::string refusal_of(const Variant& v, const OpCall& call) {
   std::string why;
-  TS_CHECK(v.accepts(call, &why), "{}: variant {} (chosen by {}) cannot run this call: {}", call.op.name, v.name,
-           source, why);
-  return v;
+  const bool accepted = v.accepts(call, &why);
+  if (v.runs_on(call.device.type)) return accepted ? std::string() : why;
+  return accepted ? fmt::format("{} runs on {} only", v.name, variant_device_name(v.device)) : why;
+}
+
+// A variant asked for by name must run, or say why not: never a quiet fallback.
+const Variant& forced(const Variant& v, const OpCall& call, const char* source) {
+  const std::string why = refusal_of(v, call);
+  if (why.empty()) return v;
+  if (!v.runs_on(call.device.type))
+    fail("{}: variant {} (chosen by {}) runs on {}, this call on {}: {}", call.op.name, v.name, source,
+         variant_device_name(v.device), call.device.str(), why);
+  fail("{}: variant {} (chosen by {}) cannot run this call: {}", call.op.name, v.name, source, why);
 }
 
 }  // namespace
@@ -72,11 +96,17 @@ const Variant& select_variant(const OpCall& call) {
   (void)env_parsed;
   for (auto it = scoped_overrides.rbegin(); it != scoped_overrides.rend(); ++it) {  // innermost first
     VariantOverride& o = **it;
-    if (!applies(*o.variant_, call)) continue;
-    if (o.mode_ == VariantOverride::Mode::prefer && !o.variant_->accepts(call, nullptr))
-      continue;  // preferred, not forced: the next choice takes the call
+    const Variant& v = *o.variant_;
+    if (v.op != &call.op) continue;  // an override forces calls of its own op only, never the ops inside it
+    if (o.mode_ == VariantOverride::Mode::prefer) {
+      // Preferred, not forced: a call the variant cannot run (another device, inputs it refuses)
+      // goes to the next choice.
+      if (!v.runs_on(call.device.type) || !v.accepts(call, nullptr)) continue;
+      ++o.calls_;
+      return v;
+    }
     ++o.calls_;
-    return forced(*o.variant_, call, "VariantOverride");
+    return forced(v, call, "VariantOverride");  // forced: on every device; a call it cannot run throws
   }
   if (!env_overrides.empty()) {
     const Variant* for_another_device = nullptr;
@@ -107,7 +137,20 @@ const Variant& select_variant(const OpCall& call) {
        any_candidate ? reasons : std::string(" (none is registered for this device)"));
 }
 
+namespace {
+
+// A call that VariantOverride::refusal asks about: checked by its prepare, answered, never run,
+// outside any profiler scope (nothing ran, nothing is recorded).
+[[noreturn]] void answer(OpCall& call) {
+  call.op.prepare(call);
+  asking->why = refusal_of(*asking->variant, call);
+  throw Asked{};
+}
+
+}  // namespace
+
 Tensor dispatch(OpCall& call) {
+  if (asking != nullptr && asking->variant->op == &call.op) [[unlikely]] answer(call);
   profiler::OpScope scope(call);
   call.op.prepare(call);
   const Variant& variant = select_variant(call);
@@ -135,6 +178,33 @@ VariantOverride::VariantOverride(std::string_view variant_name, Mode mode)
     : variant_(find_variant(variant_name)), mode_(mode) {
   TS_CHECK(variant_ != nullptr, "VariantOverride: unknown variant '{}'", variant_name);
   scoped_overrides.push_back(this);
+}
+
+VariantOverride::VariantOverride(std::string_view op, std::string_view rung, Mode mode)
+    : variant_(find_rung(op, rung)), mode_(mode) {
+  TS_CHECK(variant_ != nullptr, "VariantOverride: {}", no_rung_reason(op, rung));
+  scoped_overrides.push_back(this);
+}
+
+VariantOverride::VariantOverride(const Variant& variant, Mode mode) : variant_(&variant), mode_(mode) {
+  scoped_overrides.push_back(this);
+}
+
+std::string VariantOverride::refusal(const std::function<void()>& make_call) const {
+  TS_CHECK(asking == nullptr, "VariantOverride::refusal: already asking about {}", asking->variant->name);
+  Asking question{variant_, {}};
+  asking = &question;
+  try {
+    make_call();
+  } catch (const Asked&) {
+    asking = nullptr;
+    return question.why;
+  } catch (...) {
+    asking = nullptr;
+    throw;
+  }
+  asking = nullptr;
+  fail("VariantOverride::refusal: the call made no {} call to ask {} about", variant_->op->name, variant_->name);
 }
 
 VariantOverride::~VariantOverride() { scoped_overrides.pop_back(); }

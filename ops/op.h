@@ -62,6 +62,10 @@ struct OpDef {
   // record_shapes: the scalars of the signature after the tensors, in PyTorch's
   // order (add records alpha like aten::add.Tensor). nullptr: none.
   void (*scalar_args)(const OpCall& call, std::vector<double>& out) = nullptr;
+  // Why ts_ladder has no problem to time this op on (a view: no device work), said by the op
+  // itself. nullptr: it has one, its entry in bench/ts_ladder.cpp's kProblems (a test fails
+  // when an op has neither).
+  const char* no_ladder_problem = nullptr;
 
   const char* short_name() const { return name + 4; }  // "add": the first part of a variant's name
 };
@@ -106,9 +110,16 @@ struct Variant {
   GpuNeeds needs;        // what a CUDA rung needs of the GPU (no_gpu for the others)
   const char* summary;   // one line: what this rung does, what changed from the one below
   // nullptr when the rung runs every call its op accepts; otherwise false (and,
-  // when why is not null, the reason) for the calls it cannot run.
+  // when why is not null, the reason) for the calls it cannot run. It reads metadata only
+  // (shapes, strides, dtypes, devices), so it answers for a call on any device: dispatch asks a
+  // forced rung for its reason even when the call is on another device than the rung's.
   bool (*supports)(const OpCall& call, std::string* why);
   void (*run)(OpCall& call);  // run_kernel<&the_kernel>: the call unpacked into the kernel's typed arguments
+  // The file that holds the rung's entry point (the function run calls; for a CUDA rung, the file of
+  // its kernel), from the repository root: "ops/geglu/geglu_cuda_fused.cu". The entry point is
+  // named <op>_<device>_<rung> (add_cuda_vec16, copy_cpu_ref), or <op>_<rung> for device any
+  // (t_view, clone_composite); ts_ladder --list and ts_bench --list print the file.
+  const char* source;
 
   bool runs_on(DeviceType type) const {
     return device == VariantDevice::any || static_cast<int>(device) == static_cast<int>(type);

@@ -68,6 +68,24 @@ const Variant* find_variant(std::string_view name) {
   return nullptr;
 }
 
+const Variant* find_rung(std::string_view op, std::string_view rung) {
+  const OpDef* def = find_op(op);
+  if (def == nullptr) return nullptr;
+  for (const Variant& v : def->rungs) {
+    const std::string_view name = v.name;
+    if (name.substr(name.rfind('/') + 1) == rung) return &v;
+  }
+  return nullptr;
+}
+
+std::string no_rung_reason(std::string_view op, std::string_view rung) {
+  const OpDef* def = find_op(op);
+  if (def == nullptr) return fmt::format("no op is named {} (ts_ladder --list prints them)", op);
+  if (!cuda::built_with_cuda())
+    return fmt::format("{} has no rung {} in this build: {}", def->short_name(), rung, cuda::unavailable_reason());
+  return fmt::format("{} has no rung {} (ts_ladder --list prints them)", def->short_name(), rung);
+}
+
 bool gpu_meets_rung(std::string_view variant, Device device, std::string* why) {
   const Variant* v = find_variant(variant);
   if (v == nullptr) {

@@ -20,6 +20,13 @@ std::span<const OpDef* const> all_ops();
 std::span<const Variant* const> all_variants();
 // The variant with this exact name, or nullptr.
 const Variant* find_variant(std::string_view name);
+// The rung of op `op` ("scaled_dot_product_attention" or "ts::scaled_dot_product_attention") whose
+// name ends in `rung` ("flash_v1": the part after the device), or nullptr. Callers that choose a
+// rung by its short name (nn's attention paths) spell no full variant name.
+const Variant* find_rung(std::string_view op, std::string_view rung);
+// Why find_rung(op, rung) found nothing: no such op, no such rung, or (a build without the CUDA
+// toolkit, which registers no CUDA rung) not in this build.
+std::string no_rung_reason(std::string_view op, std::string_view rung);
 // The op with this name ("add" or "ts::add"), or nullptr.
 const OpDef* find_op(std::string_view name);
 

@@ -12,6 +12,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <csignal>
 #include <cstdint>
@@ -24,7 +25,9 @@
 #include <string_view>
 #include <vector>
 
+#include "ops/op.h"
 #include "ops/ops.h"
+#include "ops/registry.h"
 #include "tensor/allocator.h"
 #include "tensor/cuda_device.h"
 #include "tensor/storage.h"
@@ -551,6 +554,10 @@ std::vector<BadCase> matmul_cases() {
 
 std::vector<BadCase> fused_cases() {
   return {
+      ERR("linear_geglu: odd weight rows", "linear_geglu", ts::linear_geglu(f32({2, 4}), f32({3, 4}))),
+      ERR("linear_geglu: features mismatch", "linear_geglu", ts::linear_geglu(f32({2, 5}), f32({6, 4}))),
+      ERR("linear_geglu: 1-D weight", "linear_geglu", ts::linear_geglu(f32({2, 4}), f32({8}))),
+      ERR("linear_geglu: undefined x", "linear_geglu", ts::linear_geglu(Tensor(), f32({6, 4}))),
       ERR("geglu: shape mismatch", "geglu", ts::geglu(f32({2, 3}), f32({2, 4}))),
       ERR("geglu: dtype mismatch", "geglu", ts::geglu(f32({2}), ts::ones({2}, DType::bf16))),
       ERR("geglu: i64", "geglu", ts::geglu(ts::ones({2}, DType::i64), ts::ones({2}, DType::i64))),
@@ -725,4 +732,26 @@ TEST_CASE("bad input: every case name is unique and every expected failure names
   for (const auto& list : {kExpectedToFail, kExpectedToFailUnderSanitizers})
     for (const auto& [name, why] : list) CHECK_MESSAGE(names.count(name) == 1, name, " is not a case");
   MESSAGE(names.size(), " bad-input cases in all");
+}
+
+// Every public op is some case's: its short name is a case's op (an error must name it) or starts a
+// case's name ("linear_geglu: ..."). An op added to the registry without a case fails here, naming it.
+TEST_CASE("bad input: every registered op has a case") {
+  std::vector<BadCase> all;
+  for (const auto& family : {factory_cases(), copy_cases(), view_cases(), elementwise_cases(), softmax_masking_cases(),
+                             reduce_cases(), matmul_cases(), fused_cases(), tensor_cases()})
+    all.insert(all.end(), family.begin(), family.end());
+  for (const ts::OpDef* op : ts::all_ops()) {
+    const std::string name = op->short_name();
+    bool covered = false;
+    for (const BadCase& c : all) {
+      covered |= c.name.rfind(name + ":", 0) == 0;
+      for (size_t at = 0; at <= c.op.size();) {  // "a|b": each alternative
+        const size_t bar = std::min(c.op.find('|', at), c.op.size());
+        covered |= c.op.substr(at, bar - at) == name;
+        at = bar + 1;
+      }
+    }
+    CHECK_MESSAGE(covered, name, ": no bad-input case names it (add one to the family of its folder above)");
+  }
 }

@@ -140,8 +140,10 @@ TEST_CASE("ladder: --list prints every registered variant exactly once") {
   REQUIRE(r.status == 0);
   std::map<std::string, int> seen;
   size_t rows = 0;
-  for (const std::string& line : lines_of(r.output)) {
-    // Rung rows: "  <rung>  <name>  <device>  <needs>  <summary>".
+  const std::vector<std::string> lines = lines_of(r.output);
+  for (size_t i = 0; i < lines.size(); ++i) {
+    const std::string& line = lines[i];
+    // Rung rows: "  <rung>  <name>  <device>  <needs>  <summary>", then "        <source file>".
     const std::vector<std::string> w = words_of(line);
     if (line.rfind("  ", 0) != 0 || w.size() < 4 || w[0].find_first_not_of("0123456789") != std::string::npos)
       continue;
@@ -153,6 +155,8 @@ TEST_CASE("ladder: --list prints every registered variant exactly once") {
     CHECK(w[2] == ts::variant_device_name(v->device));
     CHECK(w[3] == ts::gpu_needs_name(v->needs));
     CHECK((w[3] == "-") == (v->device != ts::VariantDevice::cuda));  // every CUDA rung says what it needs
+    REQUIRE(i + 1 < lines.size());
+    CHECK(lines[i + 1] == std::string("        ") + v->source);  // the file of its code, on the next line
   }
   CHECK(rows == ts::all_variants().size());
   for (const ts::Variant* v : ts::all_variants()) CHECK_MESSAGE(seen[v->name] == 1, v->name);
@@ -270,8 +274,17 @@ TEST_CASE("ladder: every table an op README quotes is in the committed run it na
     s << in.rdbuf();
     return lines_of(s.str());
   };
-  for (const char* folder : {"copy", "elementwise", "factories", "geglu", "masking", "matmul", "reduce", "softmax"}) {
-    const std::string readme_path = std::string("ops/") + folder + "/README.md";
+  // The op folders, from the registry (each rung's source file): a folder with an op that has a
+  // ladder problem must quote a committed run of it; one whose ops have none (views) may.
+  std::map<std::string, bool> folders;  // folder -> whether some op of it has a ladder problem
+  for (const ts::Variant* v : ts::all_variants()) {
+    const std::string source = v->source;
+    const std::string folder = source.substr(0, source.rfind('/'));
+    folders[folder] |= v->op->no_ladder_problem == nullptr;
+  }
+  CHECK(folders.size() >= 10);
+  for (const auto& [folder, has_problem] : folders) {
+    const std::string readme_path = folder + "/README.md";
     const std::vector<std::string> readme = read(readme_path);
     int quotes = 0;
     for (size_t i = 0; i + 1 < readme.size(); ++i) {
@@ -293,7 +306,34 @@ TEST_CASE("ladder: every table an op README quotes is in the committed run it na
       CHECK(quoted > 0);
       ++quotes;
     }
-    CHECK_MESSAGE(quotes > 0, readme_path, " quotes no committed ts_ladder run");
+    if (has_problem) CHECK_MESSAGE(quotes > 0, readme_path, " quotes no committed ts_ladder run");
+  }
+}
+
+// What a new op needs besides its folder: ts_ladder's problem (or its own word why it has none)
+// and its folder's README. Each op's folder is its rungs' (Variant::source).
+TEST_CASE("ladder: every registered op has a ladder problem or says why not, and a README in its folder") {
+  const Run r = run(std::string(TS_LADDER) + " --list");
+  REQUIRE(r.status == 0);
+  for (const ts::OpDef* op : ts::all_ops()) {
+    const std::string name = op->short_name();
+    INFO("op ", name);
+    const size_t head = r.output.find("\n" + name + "  ");
+    REQUIRE(head != std::string::npos);
+    const std::string line = r.output.substr(head + 1, r.output.find('\n', head + 1) - head - 1);
+    const std::string no_problem = name + "  no ladder problem: ";
+    if (line.rfind(no_problem, 0) == 0) {
+      // The op's own reason, never the generic gap.
+      REQUIRE(op->no_ladder_problem != nullptr);
+      CHECK(line.substr(no_problem.size()) == op->no_ladder_problem);
+      CHECK(line.find("no entry in ts_ladder's problem table") == std::string::npos);
+    } else {
+      CHECK(line.rfind(name + "  --shape ", 0) == 0);  // its problem in kProblems
+      CHECK(op->no_ladder_problem == nullptr);        // and no reason for a problem it has
+    }
+    const std::string source = op->rungs[0].source;
+    const std::string readme = source.substr(0, source.rfind('/')) + "/README.md";
+    CHECK_MESSAGE(std::ifstream(std::string(TS_SOURCE_DIR) + "/" + readme).good(), "no ", readme);
   }
 }
 #endif

@@ -259,8 +259,15 @@ TEST_CASE("nn attention: paths by name, and the fused paths refuse a cpu call wi
       INFO(ts::nn::attention_path_name(path));
       CHECK(ts::nn::attention_path_refusal(path, x.q, x.k, x.v, true).find("runs on cuda, q is on cpu") !=
             std::string::npos);
+      // Dispatch throws it: the forced rung, both devices, then the rung's own words.
       const ts::nn::CausalSelfAttention attn(path, 9, ts::kCPU);
-      CHECK_THROWS_WITH_AS(attn.forward(x.q, x.k, x.v), doctest::Contains("runs on cuda, q is on cpu"), ts::Error);
+      CHECK_THROWS_WITH_AS(attn.forward(x.q, x.k, x.v),
+                           doctest::Contains(fmt::format("variant {} (chosen by VariantOverride) runs on cuda, this "
+                                                         "call on cpu: sdpa {}: runs on cuda, q is on cpu",
+                                                         ts::nn::attention_variant_name(path),
+                                                         ts::nn::attention_path_name(path))
+                                                 .c_str()),
+                           ts::Error);
     }
     // flash_v3's own reasons, before the device's: a head dim it lacks, f32.
     const Qkv d96 = make_qkv({1, 2, 9, 9, 96, true}, DType::bf16, 1);
@@ -269,6 +276,9 @@ TEST_CASE("nn attention: paths by name, and the fused paths refuse a cpu call wi
     const Qkv f32 = make_qkv({1, 2, 9, 9, 64, true}, DType::f32, 1);
     CHECK(ts::nn::attention_path_refusal(AttentionPath::flash_v3, f32.q, f32.k, f32.v, true).find("dtype f32") !=
           std::string::npos);
+    // The layer throws the same reason, once, from dispatch.
+    const ts::nn::CausalSelfAttention v3(AttentionPath::flash_v3, 9, ts::kCPU);
+    CHECK_THROWS_WITH_AS(v3.forward(d96.q, d96.k, d96.v), doctest::Contains("head dim 96"), ts::Error);
   }
   // A sequence longer than the mask was built for is the caller's mistake, said clearly.
   const ts::nn::CausalSelfAttention small(AttentionPath::naive, 4, ts::kCPU);

@@ -1,12 +1,19 @@
 // tests/test_registry.cpp: the variant table and the selection rules of ops/dispatch.cpp:
 // scoped override, then TS_VARIANT, then the highest rung that supports the call.
 #include <doctest/doctest.h>
+#include <fmt/ranges.h>
 
+#include <cctype>
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
 #include <set>
+#include <sstream>
 #include <string>
 #include <string_view>
 
+#include "ops/attention/attention.h"
 #include "ops/dispatch.h"
 #include "ops/ops.h"
 #include "ops/matmul/matmul.h"
@@ -47,6 +54,42 @@ struct ScopedEnv {
     ts::reload_variant_environment();
   }
 };
+
+// A test-only op outside the registry, forced through VariantOverride(const Variant&): its one
+// faster rung counts how often dispatch asks its supports(), and refuses a tensor of 3 elements.
+int counted_supports_calls = 0;
+bool counted_supports(const OpCall& call, std::string* why) {
+  ++counted_supports_calls;
+  if (call.input(0).numel() != 3) return true;
+  if (why) *why = "counted: refuses 3 elements";
+  return false;
+}
+void counted_prepare(OpCall& call) { call.device = call.input(0).device(); }
+void counted_identity(OpCall& call) { call.out = call.input(0); }
+
+}  // namespace
+
+extern const ts::OpDef counted_op;
+const Variant counted_rungs[] = {
+    {"counted/cpu/ref", &counted_op, ts::VariantDevice::cpu, 0, ts::no_gpu, "the identity", nullptr,
+     counted_identity, "tests/test_registry.cpp"},
+    {"counted/cpu/counted", &counted_op, ts::VariantDevice::cpu, 1, ts::no_gpu, "the identity, counted",
+     counted_supports, counted_identity, "tests/test_registry.cpp"},
+};
+const ts::OpDef counted_op{.name = "ts::counted",
+                           .attrs = ts::attrs_tag<ts::NoAttrs>,
+                           .prepare = counted_prepare,
+                           .rungs = counted_rungs};
+
+namespace {
+
+// One call of the counted op on x through dispatch; the rung that ran it.
+std::string_view run_counted(const Tensor& x) {
+  const ts::NoAttrs attrs;
+  OpCall call(counted_op, attrs, ts::Where::current(), {&x});
+  (void)ts::dispatch(call);
+  return call.variant->name;
+}
 
 }  // namespace
 
@@ -255,3 +298,168 @@ TEST_CASE("registry: TS_VARIANT may name variants of one op for several devices,
     CHECK(ts::mm(mm.a, mm.b).to_vector<float>() == std::vector<float>(8, 3.0f));
   }
 }
+
+TEST_CASE("registry: a forced rung for another device throws with the rung's reason; prefer falls through") {
+  ts::reload_variant_environment();
+  if (!ts::cuda::built_with_cuda()) {
+    MESSAGE("skipped: no CUDA rung in this build: ", ts::cuda::unavailable_reason());
+    return;
+  }
+  const Tensor a = ts::ones({2, 3}), b = ts::ones({3, 4});
+  {
+    ts::VariantOverride use("mm/cuda/cublas");
+    // Names the op, the variant, both devices; never the quiet choice of the best cpu rung.
+    CHECK_THROWS_WITH_AS(ts::mm(a, b),
+                         doctest::Contains("ts::mm: variant mm/cuda/cublas (chosen by VariantOverride) runs on cuda, "
+                                           "this call on cpu"),
+                         ts::Error);
+    CHECK(use.calls() == 1);
+    // Other ops in its scope choose as usual: mm's override is no business of add's.
+    CHECK(ts::add(a, a).to_vector<float>() == std::vector<float>(6, 2.0f));
+  }
+  {
+    // The rung's own words come first where it has them: the fused attention rungs say where q is.
+    const Tensor q = ts::ones({1, 2, 9, 64}, ts::DType::bf16);
+    ts::VariantOverride use("scaled_dot_product_attention", "flash_v1");
+    CHECK(std::string(use.variant().name) == "scaled_dot_product_attention/cuda/flash_v1");
+    CHECK_THROWS_WITH_AS(ts::scaled_dot_product_attention(q, q, q, {}, true),
+                         doctest::Contains("runs on cuda, this call on cpu: sdpa flash_v1: runs on cuda, q is on cpu"),
+                         ts::Error);
+    CHECK(use.refusal([&] { ts::scaled_dot_product_attention(q, q, q, {}, true); }) ==
+          "sdpa flash_v1: runs on cuda, q is on cpu");
+    // The ops a caller issues around the forced op run as usual (here on the cpu).
+    CHECK(ts::matmul(a, b).shape() == ts::Dims{2, 4});
+  }
+  {
+    // A composite's rung (device any) runs everywhere; the ops it issues are not forced by it.
+    const Tensor q = ts::ones({1, 2, 5, 8});
+    ts::VariantOverride use("scaled_dot_product_attention/any/math");
+    CHECK(ts::scaled_dot_product_attention(q, q, q, {}, true).shape() == q.shape());
+    CHECK(use.calls() == 1);
+    CHECK(use.refusal([&] { ts::scaled_dot_product_attention(q, q, q, {}, true); }).empty());
+  }
+  {
+    // Prefer: the cpu call goes on to the best cpu rung, and the override ran nothing.
+    ts::VariantOverride use("mm/cuda/cublas", ts::VariantOverride::Mode::prefer);
+    MmCall mm;
+    CHECK(mm.selected() == "mm/cpu/openblas");
+    CHECK(ts::mm(a, b).to_vector<float>() == std::vector<float>(8, 3.0f));
+    CHECK(use.calls() == 0);
+  }
+  // A rung looked up by op and short name, and the reason when there is none.
+  CHECK(ts::find_rung("mm", "cublas") == ts::find_variant("mm/cuda/cublas"));
+  CHECK(ts::find_rung("ts::mm", "ref") == ts::find_variant("mm/cpu/ref"));
+  CHECK(ts::find_rung("mm", "nope") == nullptr);
+  CHECK_THROWS_WITH_AS(ts::VariantOverride("mm", "nope"), doctest::Contains("VariantOverride: mm has no rung nope"),
+                       ts::Error);
+  CHECK_THROWS_WITH_AS(ts::VariantOverride("nope", "ref"), doctest::Contains("no op is named nope"), ts::Error);
+}
+
+TEST_CASE("cuda: registry: a cpu rung forced on a cuda call throws with the reason; TS_VARIANT warns instead") {
+  if (!ts::cuda::is_available()) {
+    MESSAGE("skipped: no usable CUDA device: ", ts::cuda::unavailable_reason());
+    return;
+  }
+  ts::reload_variant_environment();
+  const Tensor a = ts::ones({2, 3}, ts::kCUDA), b = ts::ones({3, 4}, ts::kCUDA);
+  {
+    ts::VariantOverride use("mm/cpu/ref");
+    CHECK_THROWS_WITH_AS(ts::mm(a, b),
+                         doctest::Contains("ts::mm: variant mm/cpu/ref (chosen by VariantOverride) runs on cpu, "
+                                           "this call on cuda:0"),
+                         ts::Error);
+    CHECK(ts::add(a, a).to(ts::kCPU).to_vector<float>() == std::vector<float>(6, 2.0f));  // add is not forced
+  }
+  {
+    ts::VariantOverride use("mm/cpu/ref", ts::VariantOverride::Mode::prefer);
+    CHECK(ts::mm(a, b).to(ts::kCPU).to_vector<float>() == std::vector<float>(8, 3.0f));
+    CHECK(use.calls() == 0);
+  }
+  {
+    ScopedEnv env("mm/cpu/ref");  // process-wide, for one device: the cuda call takes its best rung
+    CHECK(ts::mm(a, b).to(ts::kCPU).to_vector<float>() == std::vector<float>(8, 3.0f));
+  }
+}
+
+TEST_CASE("registry: a forced rung's supports() runs once per call, forced or preferred") {
+  ts::reload_variant_environment();
+  const Tensor ok = ts::ones({4}), refused = ts::ones({3});
+  const Variant& counted = counted_rungs[1];
+  counted_supports_calls = 0;
+  CHECK(run_counted(ok) == "counted/cpu/counted");  // the automatic choice asks it once
+  CHECK(counted_supports_calls == 1);
+  {
+    ts::VariantOverride use(counted);
+    counted_supports_calls = 0;
+    CHECK(run_counted(ok) == "counted/cpu/counted");
+    CHECK(counted_supports_calls == 1);
+    counted_supports_calls = 0;
+    CHECK_THROWS_WITH_AS(run_counted(refused),
+                         "ts::counted: variant counted/cpu/counted (chosen by VariantOverride) cannot run this call: "
+                         "counted: refuses 3 elements",
+                         ts::Error);
+    CHECK(counted_supports_calls == 1);
+    counted_supports_calls = 0;
+    CHECK(use.refusal([&] { run_counted(refused); }) == "counted: refuses 3 elements");  // asked, not run
+    CHECK(counted_supports_calls == 1);
+  }
+  {
+    ts::VariantOverride use(counted, ts::VariantOverride::Mode::prefer);
+    counted_supports_calls = 0;
+    CHECK(run_counted(ok) == "counted/cpu/counted");
+    CHECK(counted_supports_calls == 1);
+    counted_supports_calls = 0;
+    CHECK(run_counted(refused) == "counted/cpu/ref");  // refused: the next choice, the reference
+    CHECK(counted_supports_calls == 2);  // once as preferred, once by the automatic choice that follows
+    CHECK(use.calls() == 1);
+  }
+}
+
+#ifdef TS_SOURCE_DIR
+TEST_CASE("registry: every rung names the file of its code, in its op's folder, and the file names its entry point") {
+  std::map<const ts::OpDef*, std::string> folder_of;  // every rung of an op lives in one folder
+  for (const Variant* v : ts::all_variants()) {
+    const std::string name = v->name;
+    CAPTURE(name);
+    REQUIRE(v->source != nullptr);
+    const std::filesystem::path source = v->source;
+    CAPTURE(source.string());
+    std::ifstream in(std::filesystem::path(TS_SOURCE_DIR) / source);
+    REQUIRE_MESSAGE(in.good(), "no such file in the tree");
+    // ops/<folder>/<file>: the op's folder, never ops/ itself or deeper.
+    const std::filesystem::path folder = source.parent_path();
+    CHECK(folder.parent_path() == "ops");
+    const auto [it, first] = folder_of.emplace(v->op, folder.string());
+    CHECK(it->second == folder.string());
+    // The entry point: <op>_<device>_<rung> (add_cuda_vec16, masked_fill__cuda_rows, safe_softmax_cuda_warp,
+    // sdpa_flash_v1, PyTorch's abbreviation), or <op>_<rung> for device any (t_view, clone_composite).
+    std::stringstream text;
+    text << in.rdbuf();
+    const std::string op = v->op->short_name();
+    const std::string rung = name.substr(name.rfind('/') + 1), device = ts::variant_device_name(v->device);
+    std::string bare = op;
+    while (!bare.empty() && bare.front() == '_') bare.erase(0, 1);
+    while (!bare.empty() && bare.back() == '_') bare.pop_back();
+    std::vector<std::string> entry_points;
+    for (const std::string& prefix : {op, bare, std::string(op == "scaled_dot_product_attention" ? "sdpa" : "")}) {
+      if (prefix.empty()) continue;
+      entry_points.push_back(prefix + "_" + device + "_" + rung);
+      entry_points.push_back(prefix + "_" + rung);
+    }
+    // A function whose name starts with one of them (sdpa_math_composite) is defined or declared there.
+    const std::string code = text.str();
+    auto defines = [&code](const std::string& prefix) {
+      for (size_t at = code.find(prefix); at != std::string::npos; at = code.find(prefix, at + 1)) {
+        if (at > 0 && (std::isalnum(static_cast<unsigned char>(code[at - 1])) || code[at - 1] == '_')) continue;
+        size_t end = at + prefix.size();
+        while (end < code.size() && (std::isalnum(static_cast<unsigned char>(code[end])) || code[end] == '_')) ++end;
+        if (end < code.size() && code[end] == '(') return true;
+      }
+      return false;
+    };
+    bool named = false;
+    for (const std::string& e : entry_points) named |= defines(e);
+    CHECK_MESSAGE(named, "the file defines none of ", fmt::format("{}", fmt::join(entry_points, ", ")));
+  }
+}
+#endif

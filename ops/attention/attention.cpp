@@ -87,17 +87,17 @@ using enum VariantDevice;
 const Variant sdpa_rungs[] = {
   {"scaled_dot_product_attention/any/math",      &ops::scaled_dot_product_attention, any,  0, no_gpu,
    "PyTorch's math backend: f32 for bf16/f16, q and k scaled, matmul, mask rebuilt, safe softmax, matmul",
-   nullptr,                                            run_kernel<&sdpa_math_composite>},
+   nullptr,                                            run_kernel<&sdpa_math_composite>, "ops/attention/attention.cpp"},
 #if TS_HAVE_CUDA
   {"scaled_dot_product_attention/cuda/flash_v1", &ops::scaled_dot_product_attention, cuda, 1, sm75,
    "one kernel: K/V tiles through shared memory, online softmax, scalar f32 FMAs",
-   fused_supports<sdpa_cuda_flash_v1_supports>,         run_kernel<&sdpa_flash_v1>},
+   fused_supports<sdpa_cuda_flash_v1_supports>,         run_kernel<&sdpa_flash_v1>, "ops/attention/attention_cuda_flash_v1.cu"},
   {"scaled_dot_product_attention/cuda/flash_v2", &ops::scaled_dot_product_attention, cuda, 2, sm80,
    "tensor cores: mma.sync, ldmatrix, cp.async double buffering, causal tiles skipped",
-   fused_supports<sdpa_cuda_flash_v2_supports>,         run_kernel<&sdpa_flash_v2>},
+   fused_supports<sdpa_cuda_flash_v2_supports>,         run_kernel<&sdpa_flash_v2>, "ops/attention/attention_cuda_flash_v2.cu"},
   {"scaled_dot_product_attention/cuda/flash_v3", &ops::scaled_dot_product_attention, cuda, 3, sm90a,
    "Hopper (sm_90a): TMA into a K/V ring, a producer and 2-3 consumer warpgroups, wgmma, ping-pong softmax",
-   fused_supports<sdpa_cuda_flash_v3_supports>,         run_kernel<&sdpa_flash_v3>},
+   fused_supports<sdpa_cuda_flash_v3_supports>,         run_kernel<&sdpa_flash_v3>, "ops/attention/attention_cuda_flash_v3.cu"},
 #endif
 };
 // clang-format on
@@ -120,33 +120,6 @@ Tensor scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tens
               {&q, &k, &v, attn_mask.defined() ? &attn_mask : nullptr});
   return dispatch(call);
 }
-
-std::string sdpa_rung_refusal(const Variant& variant, const Tensor& q, const Tensor& k, const Tensor& v,
-                              bool is_causal) {
-  const SdpaAttrs attrs{is_causal, 0};
-  OpCall call(ops::scaled_dot_product_attention, attrs, Where::current(), {&q, &k, &v, nullptr});
-  call.device = q.device();  // what prepare sets; the rungs' supports() check the rest of the inputs
-  std::string why;
-  return variant.accepts(call, &why) ? std::string() : why;
-}
-
-#if TS_HAVE_CUDA
-// The fused rungs write a fresh [B, H, S, D] output (the math rung returns its last matmul's).
-void sdpa_flash_v1(const Tensor& q, const Tensor& k, const Tensor& v, const SdpaAttrs& attrs, Tensor& out) {
-  out = make_contiguous_tensor(q.shape(), {q.dtype(), q.device()});
-  sdpa_cuda_flash_v1(q, k, v, attrs, out);
-}
-
-void sdpa_flash_v2(const Tensor& q, const Tensor& k, const Tensor& v, const SdpaAttrs& attrs, Tensor& out) {
-  out = make_contiguous_tensor(q.shape(), {q.dtype(), q.device()});
-  sdpa_cuda_flash_v2(q, k, v, attrs, out);
-}
-
-void sdpa_flash_v3(const Tensor& q, const Tensor& k, const Tensor& v, const SdpaAttrs& attrs, Tensor& out) {
-  out = make_contiguous_tensor(q.shape(), {q.dtype(), q.device()});
-  sdpa_cuda_flash_v3(q, k, v, attrs, out);
-}
-#endif
 
 void sdpa_math_composite(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor* mask,
                          const SdpaAttrs& attrs, Tensor& out) {

@@ -5,8 +5,6 @@
 // L keys, D the head dim; B and H the batch and head dims of the fused rungs.
 #pragma once
 
-#include <string>
-
 #include "ops/op.h"
 #include "ops/ops.h"
 
@@ -21,19 +19,9 @@ namespace ops {
 extern const OpDef scaled_dot_product_attention;  // SdpaAttrs; inputs: q, k, v, attn_mask (optional)
 }  // namespace ops
 
-// Why the sdpa rung `variant` would refuse q, k, v (no mask) with is_causal, as dispatch would ask
-// it when the rung is forced: what its GPU needs (its rung row), then its supports(); "" when it
-// would run them. nn's forced paths ask it first, so that a CPU call is refused rather than
-// quietly given the best CPU rung.
-std::string sdpa_rung_refusal(const Variant& variant, const Tensor& q, const Tensor& k, const Tensor& v,
-                              bool is_causal);
-
 // attn_mask: bool (true = attend) or q's dtype (added), broadcastable to [*, S, L]; null for none.
 void sdpa_math_composite(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor* attn_mask,
                          const SdpaAttrs& attrs, Tensor& out);
-// The fused rungs (attention_flash.h): q, k, v [B, H, S, D]; out allocated here, [B, H, S, D] contiguous.
-void sdpa_flash_v1(const Tensor& q, const Tensor& k, const Tensor& v, const SdpaAttrs& attrs, Tensor& out);
-void sdpa_flash_v2(const Tensor& q, const Tensor& k, const Tensor& v, const SdpaAttrs& attrs, Tensor& out);
-void sdpa_flash_v3(const Tensor& q, const Tensor& k, const Tensor& v, const SdpaAttrs& attrs, Tensor& out);
+// The fused rungs: attention_flash.h.
 
 }  // namespace ts

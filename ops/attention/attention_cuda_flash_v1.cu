@@ -138,9 +138,10 @@ bool sdpa_cuda_flash_v1_supports(const Tensor& q, const Tensor& k, const Tensor&
   return flash_device_supports("flash_v1", q, k, v, why);
 }
 
-void sdpa_cuda_flash_v1(const Tensor& q, const Tensor& k, const Tensor& v, const SdpaAttrs& attrs, Tensor& out) {
-  std::string why;
-  if (!sdpa_cuda_flash_v1_supports(q, k, v, attrs, &why)) fail("{}", why);
+namespace {
+
+// The launch; the caller has asked sdpa_cuda_flash_v1_supports (dispatch, or the launcher below).
+void launch_flash_v1(const Tensor& q, const Tensor& k, const Tensor& v, const SdpaAttrs& attrs, Tensor& out) {
   flash_check_out("flash_v1", q, out);
   const FlashProblem p = flash_problem(q, k, v, attrs, out);
   const int64_t blocks = ceil_div(p.S, kBr) * p.B * p.H;
@@ -149,6 +150,19 @@ void sdpa_cuda_flash_v1(const Tensor& q, const Tensor& k, const Tensor& v, const
            blocks, kBr);
   launch(q.dtype() == DType::bf16 ? ts_flash_attn_fwd_v1_bf16 : ts_flash_attn_fwd_v1_f16,
          dim3(static_cast<unsigned>(blocks)), dim3(kThreadsV1), p);
+}
+
+}  // namespace
+
+void sdpa_flash_v1(const Tensor& q, const Tensor& k, const Tensor& v, const SdpaAttrs& attrs, Tensor& out) {
+  out = make_contiguous_tensor(q.shape(), {q.dtype(), q.device()});
+  launch_flash_v1(q, k, v, attrs, out);
+}
+
+void sdpa_cuda_flash_v1(const Tensor& q, const Tensor& k, const Tensor& v, const SdpaAttrs& attrs, Tensor& out) {
+  std::string why;
+  if (!sdpa_cuda_flash_v1_supports(q, k, v, attrs, &why)) fail("{}", why);
+  launch_flash_v1(q, k, v, attrs, out);
 }
 
 }  // namespace ts

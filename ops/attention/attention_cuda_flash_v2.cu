@@ -289,13 +289,14 @@ bool sdpa_cuda_flash_v2_supports(const Tensor& q, const Tensor& k, const Tensor&
 }
 
 
-void sdpa_cuda_flash_v2(const Tensor& q, const Tensor& k, const Tensor& v, const SdpaAttrs& attrs, Tensor& out) {
-  std::string why;
-  if (!sdpa_cuda_flash_v2_supports(q, k, v, attrs, &why)) fail("{}", why);
-  TS_CHECK(gpu_meets(sm80, q.device(), &why), "sdpa flash_v2: {}", why);  // a direct call too
+namespace {
+
+// The launch; the caller has asked sdpa_cuda_flash_v2_supports (dispatch, or the launcher below).
+void launch_flash_v2(const Tensor& q, const Tensor& k, const Tensor& v, const SdpaAttrs& attrs, Tensor& out) {
   flash_check_out("flash_v2", q, out);
   TS_CHECK(aligned16(out.data_ptr()), "sdpa flash_v2: out's data must be 16-byte aligned");
   const FlashProblem p = flash_problem(q, k, v, attrs, out);
+  TS_CHECK(p.D == 64 || p.D == 128, "sdpa flash_v2: head dim {} has no kernel (supports() refuses it)", p.D);
   const int64_t blocks = ceil_div(p.S, kBrV2) * p.B * p.H;
   if (blocks == 0) return;
   TS_CHECK(blocks <= std::numeric_limits<int>::max(), "sdpa flash_v2: {} blocks of {} queries exceed a grid",
@@ -314,6 +315,20 @@ void sdpa_cuda_flash_v2(const Tensor& q, const Tensor& k, const Tensor& v, const
   const size_t smem = flash_v2_smem_bytes(static_cast<int>(p.D));
   allow_smem(kernel, smem, q.device().index, allowed[which]);
   launch_with_smem(kernel, dim3(static_cast<unsigned>(blocks)), dim3(kThreadsV2), smem, p);
+}
+
+}  // namespace
+
+void sdpa_flash_v2(const Tensor& q, const Tensor& k, const Tensor& v, const SdpaAttrs& attrs, Tensor& out) {
+  out = make_contiguous_tensor(q.shape(), {q.dtype(), q.device()});
+  launch_flash_v2(q, k, v, attrs, out);
+}
+
+void sdpa_cuda_flash_v2(const Tensor& q, const Tensor& k, const Tensor& v, const SdpaAttrs& attrs, Tensor& out) {
+  std::string why;
+  if (!sdpa_cuda_flash_v2_supports(q, k, v, attrs, &why)) fail("{}", why);
+  TS_CHECK(gpu_meets(sm80, q.device(), &why), "sdpa flash_v2: {}", why);  // dispatch asks it of the rung row
+  launch_flash_v2(q, k, v, attrs, out);
 }
 
 }  // namespace ts

@@ -569,11 +569,12 @@ bool sdpa_cuda_flash_v3_supports(const Tensor& q, const Tensor& k, const Tensor&
   return flash_device_supports("flash_v3", q, k, v, why);  // the GPU: the rung row's sm90a
 }
 
-void sdpa_cuda_flash_v3_step(const Tensor& q, const Tensor& k, const Tensor& v, const SdpaAttrs& attrs, Tensor& out,
-                             FlashV3Step step) {
-  std::string why;
-  if (!sdpa_cuda_flash_v3_supports(q, k, v, attrs, &why)) fail("{}", why);
-  TS_CHECK(gpu_meets(sm90a, q.device(), &why), "sdpa flash_v3: {}", why);  // a direct call too
+namespace {
+
+// The launch of one step; the caller has asked sdpa_cuda_flash_v3_supports (dispatch, or the
+// launchers below).
+void launch_flash_v3(const Tensor& q, const Tensor& k, const Tensor& v, const SdpaAttrs& attrs, Tensor& out,
+                     FlashV3Step step) {
   flash_check_out("flash_v3", q, out);
   TS_CHECK(aligned16(out.data_ptr()), "sdpa flash_v3: out's data must be 16-byte aligned");
   const FlashProblem fp = flash_problem(q, k, v, attrs, out);
@@ -604,6 +605,21 @@ void sdpa_cuda_flash_v3_step(const Tensor& q, const Tensor& k, const Tensor& v, 
   const int64_t blocks = std::min<int64_t>(works, hopper::properties(q.device().index).multiprocessors);
   launch_with_smem(l.kernel, dim3(static_cast<unsigned>(blocks)), dim3(static_cast<unsigned>(l.threads)), l.smem,
                    map_q, map_k, map_v, p);
+}
+
+}  // namespace
+
+void sdpa_flash_v3(const Tensor& q, const Tensor& k, const Tensor& v, const SdpaAttrs& attrs, Tensor& out) {
+  out = make_contiguous_tensor(q.shape(), {q.dtype(), q.device()});
+  launch_flash_v3(q, k, v, attrs, out, FlashV3Step::pingpong);
+}
+
+void sdpa_cuda_flash_v3_step(const Tensor& q, const Tensor& k, const Tensor& v, const SdpaAttrs& attrs, Tensor& out,
+                             FlashV3Step step) {
+  std::string why;
+  if (!sdpa_cuda_flash_v3_supports(q, k, v, attrs, &why)) fail("{}", why);
+  TS_CHECK(gpu_meets(sm90a, q.device(), &why), "sdpa flash_v3: {}", why);  // dispatch asks it of the rung row
+  launch_flash_v3(q, k, v, attrs, out, step);
 }
 
 void sdpa_cuda_flash_v3(const Tensor& q, const Tensor& k, const Tensor& v, const SdpaAttrs& attrs, Tensor& out) {

@@ -29,8 +29,18 @@
 
 namespace ts {
 
-// Launch the kernel on the current stream (asynchronous). Throw ts::Error with the
-// reason when the rung cannot run the call (see *_supports) or out is not as above.
+// Two entries per rung, one kernel behind both:
+//   sdpa_flash_vN       the rung (its Variant::run in attention.cpp's table). Dispatch has asked the
+//                       rung's accepts() (its GPU needs, then sdpa_cuda_flash_vN_supports) once for
+//                       this call, so it asks nothing again: it allocates out ([B, H, S, D]
+//                       contiguous, every element written) and launches.
+//   sdpa_cuda_flash_vN  the typed launcher for direct calls (tests, benchmarks), into a caller's out
+//                       as above: nothing asked before it, so it asks supports() and what the GPU
+//                       needs itself, and throws ts::Error with the reason.
+// Both launch on the current stream (asynchronous) and throw when out is not as above.
+void sdpa_flash_v1(const Tensor& q, const Tensor& k, const Tensor& v, const SdpaAttrs& attrs, Tensor& out);
+void sdpa_flash_v2(const Tensor& q, const Tensor& k, const Tensor& v, const SdpaAttrs& attrs, Tensor& out);
+void sdpa_flash_v3(const Tensor& q, const Tensor& k, const Tensor& v, const SdpaAttrs& attrs, Tensor& out);
 void sdpa_cuda_flash_v1(const Tensor& q, const Tensor& k, const Tensor& v, const SdpaAttrs& attrs, Tensor& out);
 void sdpa_cuda_flash_v2(const Tensor& q, const Tensor& k, const Tensor& v, const SdpaAttrs& attrs, Tensor& out);
 void sdpa_cuda_flash_v3(const Tensor& q, const Tensor& k, const Tensor& v, const SdpaAttrs& attrs, Tensor& out);
@@ -58,7 +68,8 @@ enum class FlashV3Step { wgmma, ring, overlap, pingpong };
 inline constexpr FlashV3Step kFlashV3Steps[] = {FlashV3Step::wgmma, FlashV3Step::ring, FlashV3Step::overlap,
                                                 FlashV3Step::pingpong};
 const char* flash_v3_step_name(FlashV3Step step);  // "wgmma", "ring", "overlap", "pingpong"
-// Runs one step; the checks and the reasons are flash_v3's.
+// Runs one step, a typed launcher like sdpa_cuda_flash_v3 (which is the last step): the checks and
+// the reasons are flash_v3's.
 void sdpa_cuda_flash_v3_step(const Tensor& q, const Tensor& k, const Tensor& v, const SdpaAttrs& attrs, Tensor& out,
                              FlashV3Step step);
 

@@ -51,21 +51,21 @@ using enum VariantDevice;
 
 // clang-format off
 const Variant copy__rungs[] = {
-  {"copy_/cpu/ref",         &ops::copy_,      cpu,  0, no_gpu, "strided read, dtype conversion, broadcast; host to host",         copy_cpu_ref_supports,      run_kernel<&copy_cpu_ref>},
+  {"copy_/cpu/ref",         &ops::copy_,      cpu,  0, no_gpu, "strided read, dtype conversion, broadcast; host to host",         copy_cpu_ref_supports,      run_kernel<&copy_cpu_ref>, "ops/copy/copy_cpu_ref.cpp"},
 #if TS_HAVE_CUDA
-  {"copy_/cuda/strided",    &ops::copy_,      cuda, 1, sm75,   "on one GPU: a thread per element, strides and dtype converted",   copy_cuda_strided_supports, run_kernel<&copy_cuda_strided>},
-  {"copy_/cuda/staged",     &ops::copy_,      cuda, 2, sm75,   "across the bus: bytes cross as they are, the GPU rearranges them", copy_cuda_staged_supports,  run_kernel<&copy_cuda_staged>},
-  {"copy_/cuda/memcpy",     &ops::copy_,      cuda, 3, sm75,   "dense and alike: one cudaMemcpyAsync, any direction",             copy_cuda_memcpy_supports,  run_kernel<&copy_cuda_memcpy>},
+  {"copy_/cuda/strided",    &ops::copy_,      cuda, 1, sm75,   "on one GPU: a thread per element, strides and dtype converted",   copy_cuda_strided_supports, run_kernel<&copy_cuda_strided>, "ops/copy/copy_cuda.cu"},
+  {"copy_/cuda/staged",     &ops::copy_,      cuda, 2, sm75,   "across the bus: bytes cross as they are, the GPU rearranges them", copy_cuda_staged_supports,  run_kernel<&copy_cuda_staged>, "ops/copy/copy_cuda.cu"},
+  {"copy_/cuda/memcpy",     &ops::copy_,      cuda, 3, sm75,   "dense and alike: one cudaMemcpyAsync, any direction",             copy_cuda_memcpy_supports,  run_kernel<&copy_cuda_memcpy>, "ops/copy/copy_cuda.cu"},
 #endif
 };
 const Variant clone_rungs[] = {
-  {"clone/any/composite",   &ops::clone,      any,  0, no_gpu, "empty_like + copy_",                                              nullptr, run_kernel<&clone_composite>},
+  {"clone/any/composite",   &ops::clone,      any,  0, no_gpu, "empty_like + copy_",                                              nullptr, run_kernel<&clone_composite>, "ops/copy/copy.cpp"},
 };
 const Variant contiguous_rungs[] = {
-  {"contiguous/any/composite", &ops::contiguous, any, 0, no_gpu, "itself when already contiguous, else clone",                   nullptr, run_kernel<&contiguous_composite>},
+  {"contiguous/any/composite", &ops::contiguous, any, 0, no_gpu, "itself when already contiguous, else clone",                   nullptr, run_kernel<&contiguous_composite>, "ops/copy/copy.cpp"},
 };
 const Variant to_rungs[] = {
-  {"to/any/composite",      &ops::to,         any,  0, no_gpu, "itself when nothing changes, else empty + copy_",                 nullptr, run_kernel<&to_composite>},
+  {"to/any/composite",      &ops::to,         any,  0, no_gpu, "itself when nothing changes, else empty + copy_",                 nullptr, run_kernel<&to_composite>, "ops/copy/copy.cpp"},
 };
 // clang-format on
 

@@ -57,70 +57,70 @@ using enum VariantDevice;
 // clang-format off
 //  name                 op         device rung needs   summary                                                            supports                    run
 const Variant add_rungs[] = {
-  {"add/cpu/ref",        &ops::add, cpu,  0, no_gpu, "broadcasting strided loop, computed in f32",                        nullptr,                    run_kernel<&add_cpu_ref>},
+  {"add/cpu/ref",        &ops::add, cpu,  0, no_gpu, "broadcasting strided loop, computed in f32",                        nullptr,                    run_kernel<&add_cpu_ref>, "ops/elementwise/elementwise_cpu_ref.cpp"},
 #if TS_HAVE_CUDA
-  {"add/cuda/strided",   &ops::add, cuda, 1, sm75,   "a thread per element; any views and broadcasts (OffsetCalc)",      nullptr,                    run_kernel<&add_cuda_strided>},
-  {"add/cuda/rows",      &ops::add, cuda, 2, sm75,   "16-byte packs; an operand may be a dense row repeated (a bias)",   elementwise_rows_supports,  run_kernel<&add_cuda_rows>},
-  {"add/cuda/vec16",     &ops::add, cuda, 3, sm75,   "dense operands: a thread per 16-byte pack",                        elementwise_vec16_supports, run_kernel<&add_cuda_vec16>},
+  {"add/cuda/strided",   &ops::add, cuda, 1, sm75,   "a thread per element; any views and broadcasts (OffsetCalc)",      nullptr,                    run_kernel<&add_cuda_strided>, "ops/elementwise/elementwise_cuda_strided.cu"},
+  {"add/cuda/rows",      &ops::add, cuda, 2, sm75,   "16-byte packs; an operand may be a dense row repeated (a bias)",   elementwise_rows_supports,  run_kernel<&add_cuda_rows>, "ops/elementwise/elementwise_cuda_rows.cu"},
+  {"add/cuda/vec16",     &ops::add, cuda, 3, sm75,   "dense operands: a thread per 16-byte pack",                        elementwise_vec16_supports, run_kernel<&add_cuda_vec16>, "ops/elementwise/elementwise_cuda_vec16.cu"},
 #endif
 };
 const Variant sub_rungs[] = {
-  {"sub/cpu/ref",        &ops::sub, cpu,  0, no_gpu, "broadcasting strided loop, computed in f32",                        nullptr,                    run_kernel<&sub_cpu_ref>},
+  {"sub/cpu/ref",        &ops::sub, cpu,  0, no_gpu, "broadcasting strided loop, computed in f32",                        nullptr,                    run_kernel<&sub_cpu_ref>, "ops/elementwise/elementwise_cpu_ref.cpp"},
 #if TS_HAVE_CUDA
-  {"sub/cuda/strided",   &ops::sub, cuda, 1, sm75,   "a thread per element; any views and broadcasts (OffsetCalc)",      nullptr,                    run_kernel<&sub_cuda_strided>},
-  {"sub/cuda/rows",      &ops::sub, cuda, 2, sm75,   "16-byte packs; an operand may be a dense row repeated (a bias)",   elementwise_rows_supports,  run_kernel<&sub_cuda_rows>},
-  {"sub/cuda/vec16",     &ops::sub, cuda, 3, sm75,   "dense operands: a thread per 16-byte pack",                        elementwise_vec16_supports, run_kernel<&sub_cuda_vec16>},
+  {"sub/cuda/strided",   &ops::sub, cuda, 1, sm75,   "a thread per element; any views and broadcasts (OffsetCalc)",      nullptr,                    run_kernel<&sub_cuda_strided>, "ops/elementwise/elementwise_cuda_strided.cu"},
+  {"sub/cuda/rows",      &ops::sub, cuda, 2, sm75,   "16-byte packs; an operand may be a dense row repeated (a bias)",   elementwise_rows_supports,  run_kernel<&sub_cuda_rows>, "ops/elementwise/elementwise_cuda_rows.cu"},
+  {"sub/cuda/vec16",     &ops::sub, cuda, 3, sm75,   "dense operands: a thread per 16-byte pack",                        elementwise_vec16_supports, run_kernel<&sub_cuda_vec16>, "ops/elementwise/elementwise_cuda_vec16.cu"},
 #endif
 };
 const Variant mul_rungs[] = {
-  {"mul/cpu/ref",        &ops::mul, cpu,  0, no_gpu, "broadcasting strided loop, computed in f32",                        nullptr,                    run_kernel<&mul_cpu_ref>},
+  {"mul/cpu/ref",        &ops::mul, cpu,  0, no_gpu, "broadcasting strided loop, computed in f32",                        nullptr,                    run_kernel<&mul_cpu_ref>, "ops/elementwise/elementwise_cpu_ref.cpp"},
 #if TS_HAVE_CUDA
-  {"mul/cuda/strided",   &ops::mul, cuda, 1, sm75,   "a thread per element; any views and broadcasts (OffsetCalc)",      nullptr,                    run_kernel<&mul_cuda_strided>},
-  {"mul/cuda/rows",      &ops::mul, cuda, 2, sm75,   "16-byte packs; an operand may be a dense row repeated (a bias)",   elementwise_rows_supports,  run_kernel<&mul_cuda_rows>},
-  {"mul/cuda/vec16",     &ops::mul, cuda, 3, sm75,   "dense operands: a thread per 16-byte pack",                        elementwise_vec16_supports, run_kernel<&mul_cuda_vec16>},
+  {"mul/cuda/strided",   &ops::mul, cuda, 1, sm75,   "a thread per element; any views and broadcasts (OffsetCalc)",      nullptr,                    run_kernel<&mul_cuda_strided>, "ops/elementwise/elementwise_cuda_strided.cu"},
+  {"mul/cuda/rows",      &ops::mul, cuda, 2, sm75,   "16-byte packs; an operand may be a dense row repeated (a bias)",   elementwise_rows_supports,  run_kernel<&mul_cuda_rows>, "ops/elementwise/elementwise_cuda_rows.cu"},
+  {"mul/cuda/vec16",     &ops::mul, cuda, 3, sm75,   "dense operands: a thread per 16-byte pack",                        elementwise_vec16_supports, run_kernel<&mul_cuda_vec16>, "ops/elementwise/elementwise_cuda_vec16.cu"},
 #endif
 };
 const Variant div_rungs[] = {
-  {"div/cpu/ref",        &ops::div, cpu,  0, no_gpu, "broadcasting strided loop, computed in f32",                        nullptr,                    run_kernel<&div_cpu_ref>},
+  {"div/cpu/ref",        &ops::div, cpu,  0, no_gpu, "broadcasting strided loop, computed in f32",                        nullptr,                    run_kernel<&div_cpu_ref>, "ops/elementwise/elementwise_cpu_ref.cpp"},
 #if TS_HAVE_CUDA
-  {"div/cuda/strided",   &ops::div, cuda, 1, sm75,   "a thread per element; any views and broadcasts (OffsetCalc)",      nullptr,                    run_kernel<&div_cuda_strided>},
-  {"div/cuda/rows",      &ops::div, cuda, 2, sm75,   "16-byte packs; an operand may be a dense row repeated (a bias)",   elementwise_rows_supports,  run_kernel<&div_cuda_rows>},
-  {"div/cuda/vec16",     &ops::div, cuda, 3, sm75,   "dense operands: a thread per 16-byte pack",                        elementwise_vec16_supports, run_kernel<&div_cuda_vec16>},
+  {"div/cuda/strided",   &ops::div, cuda, 1, sm75,   "a thread per element; any views and broadcasts (OffsetCalc)",      nullptr,                    run_kernel<&div_cuda_strided>, "ops/elementwise/elementwise_cuda_strided.cu"},
+  {"div/cuda/rows",      &ops::div, cuda, 2, sm75,   "16-byte packs; an operand may be a dense row repeated (a bias)",   elementwise_rows_supports,  run_kernel<&div_cuda_rows>, "ops/elementwise/elementwise_cuda_rows.cu"},
+  {"div/cuda/vec16",     &ops::div, cuda, 3, sm75,   "dense operands: a thread per 16-byte pack",                        elementwise_vec16_supports, run_kernel<&div_cuda_vec16>, "ops/elementwise/elementwise_cuda_vec16.cu"},
 #endif
 };
 const Variant neg_rungs[] = {
-  {"neg/cpu/ref",        &ops::neg, cpu,  0, no_gpu, "strided loop",                                                      nullptr,                    run_kernel<&neg_cpu_ref>},
+  {"neg/cpu/ref",        &ops::neg, cpu,  0, no_gpu, "strided loop",                                                      nullptr,                    run_kernel<&neg_cpu_ref>, "ops/elementwise/elementwise_cpu_ref.cpp"},
 #if TS_HAVE_CUDA
-  {"neg/cuda/strided",   &ops::neg, cuda, 1, sm75,   "a thread per element, any strides",                                 nullptr,                    run_kernel<&neg_cuda_strided>},
-  {"neg/cuda/vec16",     &ops::neg, cuda, 2, sm75,   "dense input: a thread per 16-byte pack",                            elementwise_vec16_supports, run_kernel<&neg_cuda_vec16>},
+  {"neg/cuda/strided",   &ops::neg, cuda, 1, sm75,   "a thread per element, any strides",                                 nullptr,                    run_kernel<&neg_cuda_strided>, "ops/elementwise/elementwise_cuda_strided.cu"},
+  {"neg/cuda/vec16",     &ops::neg, cuda, 2, sm75,   "dense input: a thread per 16-byte pack",                            elementwise_vec16_supports, run_kernel<&neg_cuda_vec16>, "ops/elementwise/elementwise_cuda_vec16.cu"},
 #endif
 };
 const Variant exp_rungs[] = {
-  {"exp/cpu/ref",        &ops::exp, cpu,  0, no_gpu, "strided loop, std::exp in f32",                                     nullptr,                    run_kernel<&exp_cpu_ref>},
+  {"exp/cpu/ref",        &ops::exp, cpu,  0, no_gpu, "strided loop, std::exp in f32",                                     nullptr,                    run_kernel<&exp_cpu_ref>, "ops/elementwise/elementwise_cpu_ref.cpp"},
 #if TS_HAVE_CUDA
-  {"exp/cuda/strided",   &ops::exp, cuda, 1, sm75,   "a thread per element, any strides",                                 nullptr,                    run_kernel<&exp_cuda_strided>},
-  {"exp/cuda/vec16",     &ops::exp, cuda, 2, sm75,   "dense input: a thread per 16-byte pack",                            elementwise_vec16_supports, run_kernel<&exp_cuda_vec16>},
+  {"exp/cuda/strided",   &ops::exp, cuda, 1, sm75,   "a thread per element, any strides",                                 nullptr,                    run_kernel<&exp_cuda_strided>, "ops/elementwise/elementwise_cuda_strided.cu"},
+  {"exp/cuda/vec16",     &ops::exp, cuda, 2, sm75,   "dense input: a thread per 16-byte pack",                            elementwise_vec16_supports, run_kernel<&exp_cuda_vec16>, "ops/elementwise/elementwise_cuda_vec16.cu"},
 #endif
 };
 const Variant tanh_rungs[] = {
-  {"tanh/cpu/ref",       &ops::tanh, cpu,  0, no_gpu, "strided loop, std::tanh in f32",                                   nullptr,                    run_kernel<&tanh_cpu_ref>},
+  {"tanh/cpu/ref",       &ops::tanh, cpu,  0, no_gpu, "strided loop, std::tanh in f32",                                   nullptr,                    run_kernel<&tanh_cpu_ref>, "ops/elementwise/elementwise_cpu_ref.cpp"},
 #if TS_HAVE_CUDA
-  {"tanh/cuda/strided",  &ops::tanh, cuda, 1, sm75,   "a thread per element, any strides",                                nullptr,                    run_kernel<&tanh_cuda_strided>},
-  {"tanh/cuda/vec16",    &ops::tanh, cuda, 2, sm75,   "dense input: a thread per 16-byte pack",                           elementwise_vec16_supports, run_kernel<&tanh_cuda_vec16>},
+  {"tanh/cuda/strided",  &ops::tanh, cuda, 1, sm75,   "a thread per element, any strides",                                nullptr,                    run_kernel<&tanh_cuda_strided>, "ops/elementwise/elementwise_cuda_strided.cu"},
+  {"tanh/cuda/vec16",    &ops::tanh, cuda, 2, sm75,   "dense input: a thread per 16-byte pack",                           elementwise_vec16_supports, run_kernel<&tanh_cuda_vec16>, "ops/elementwise/elementwise_cuda_vec16.cu"},
 #endif
 };
 const Variant gelu_rungs[] = {
-  {"gelu/cpu/ref",       &ops::gelu, cpu,  0, no_gpu, "strided loop; erf or tanh approximation in f32",                   nullptr,                    run_kernel<&gelu_cpu_ref>},
+  {"gelu/cpu/ref",       &ops::gelu, cpu,  0, no_gpu, "strided loop; erf or tanh approximation in f32",                   nullptr,                    run_kernel<&gelu_cpu_ref>, "ops/elementwise/elementwise_cpu_ref.cpp"},
 #if TS_HAVE_CUDA
-  {"gelu/cuda/strided",  &ops::gelu, cuda, 1, sm75,   "a thread per element, any strides",                                nullptr,                    run_kernel<&gelu_cuda_strided>},
-  {"gelu/cuda/vec16",    &ops::gelu, cuda, 2, sm75,   "dense input: a thread per 16-byte pack",                           elementwise_vec16_supports, run_kernel<&gelu_cuda_vec16>},
+  {"gelu/cuda/strided",  &ops::gelu, cuda, 1, sm75,   "a thread per element, any strides",                                nullptr,                    run_kernel<&gelu_cuda_strided>, "ops/elementwise/elementwise_cuda_strided.cu"},
+  {"gelu/cuda/vec16",    &ops::gelu, cuda, 2, sm75,   "dense input: a thread per 16-byte pack",                           elementwise_vec16_supports, run_kernel<&gelu_cuda_vec16>, "ops/elementwise/elementwise_cuda_vec16.cu"},
 #endif
 };
 const Variant relu_rungs[] = {
-  {"relu/cpu/ref",       &ops::relu, cpu,  0, no_gpu, "strided loop",                                                     nullptr,                    run_kernel<&relu_cpu_ref>},
+  {"relu/cpu/ref",       &ops::relu, cpu,  0, no_gpu, "strided loop",                                                     nullptr,                    run_kernel<&relu_cpu_ref>, "ops/elementwise/elementwise_cpu_ref.cpp"},
 #if TS_HAVE_CUDA
-  {"relu/cuda/strided",  &ops::relu, cuda, 1, sm75,   "a thread per element, any strides",                                nullptr,                    run_kernel<&relu_cuda_strided>},
-  {"relu/cuda/vec16",    &ops::relu, cuda, 2, sm75,   "dense input: a thread per 16-byte pack",                           elementwise_vec16_supports, run_kernel<&relu_cuda_vec16>},
+  {"relu/cuda/strided",  &ops::relu, cuda, 1, sm75,   "a thread per element, any strides",                                nullptr,                    run_kernel<&relu_cuda_strided>, "ops/elementwise/elementwise_cuda_strided.cu"},
+  {"relu/cuda/vec16",    &ops::relu, cuda, 2, sm75,   "dense input: a thread per 16-byte pack",                           elementwise_vec16_supports, run_kernel<&relu_cuda_vec16>, "ops/elementwise/elementwise_cuda_vec16.cu"},
 #endif
 };
 // clang-format on

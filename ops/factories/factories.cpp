@@ -85,31 +85,31 @@ using enum VariantDevice;
 
 // clang-format off
 const Variant empty_rungs[] = {
-  {"empty/any/alloc",     &ops::empty,  any,  0, no_gpu, "allocation only: the caching/aligned allocator, no kernel", nullptr, run_kernel<&empty_alloc>},
+  {"empty/any/alloc",     &ops::empty,  any,  0, no_gpu, "allocation only: the caching/aligned allocator, no kernel", nullptr, run_kernel<&empty_alloc>, "ops/factories/factories.cpp"},
 };
 const Variant fill__rungs[] = {
-  {"fill_/cpu/ref",       &ops::fill_,  cpu,  0, no_gpu, "one loop over the (strided) elements",                     nullptr,                  run_kernel<&fill_cpu_ref>},
+  {"fill_/cpu/ref",       &ops::fill_,  cpu,  0, no_gpu, "one loop over the (strided) elements",                     nullptr,                  run_kernel<&fill_cpu_ref>, "ops/factories/factories_cpu_ref.cpp"},
 #if TS_HAVE_CUDA
-  {"fill_/cuda/strided",  &ops::fill_,  cuda, 1, sm75,   "one thread per element; any view through OffsetCalc",     nullptr,                  run_kernel<&fill_cuda_strided>},
-  {"fill_/cuda/dense",    &ops::fill_,  cuda, 2, sm75,   "a contiguous tensor: element i at offset i, no index math", fill_cuda_dense_supports, run_kernel<&fill_cuda_dense>},
+  {"fill_/cuda/strided",  &ops::fill_,  cuda, 1, sm75,   "one thread per element; any view through OffsetCalc",     nullptr,                  run_kernel<&fill_cuda_strided>, "ops/factories/factories_cuda_naive.cu"},
+  {"fill_/cuda/dense",    &ops::fill_,  cuda, 2, sm75,   "a contiguous tensor: element i at offset i, no index math", fill_cuda_dense_supports, run_kernel<&fill_cuda_dense>, "ops/factories/factories_cuda_naive.cu"},
 #endif
 };
 const Variant arange_rungs[] = {
-  {"arange/cpu/ref",      &ops::arange, cpu,  0, no_gpu, "start + i*step",                                          nullptr, run_kernel<&arange_cpu_ref>},
+  {"arange/cpu/ref",      &ops::arange, cpu,  0, no_gpu, "start + i*step",                                          nullptr, run_kernel<&arange_cpu_ref>, "ops/factories/factories_cpu_ref.cpp"},
 #if TS_HAVE_CUDA
-  {"arange/cuda/naive",   &ops::arange, cuda, 1, sm75,   "one thread per element, start + i*step in double",        nullptr, run_kernel<&arange_cuda_naive>},
+  {"arange/cuda/naive",   &ops::arange, cuda, 1, sm75,   "one thread per element, start + i*step in double",        nullptr, run_kernel<&arange_cuda_naive>, "ops/factories/factories_cuda_naive.cu"},
 #endif
 };
 const Variant rand_rungs[] = {
-  {"rand/cpu/ref",        &ops::rand,   cpu,  0, no_gpu, "uniform [0,1) from the counter-based generator",          nullptr, run_kernel<&rand_cpu_ref>},
+  {"rand/cpu/ref",        &ops::rand,   cpu,  0, no_gpu, "uniform [0,1) from the counter-based generator",          nullptr, run_kernel<&rand_cpu_ref>, "ops/factories/factories_cpu_ref.cpp"},
 #if TS_HAVE_CUDA
-  {"rand/cuda/naive",     &ops::rand,   cuda, 1, sm75,   "the CPU's splitmix64 counter hash, one thread per element", nullptr, run_kernel<&rand_cuda_naive>},
+  {"rand/cuda/naive",     &ops::rand,   cuda, 1, sm75,   "the CPU's splitmix64 counter hash, one thread per element", nullptr, run_kernel<&rand_cuda_naive>, "ops/factories/factories_cuda_naive.cu"},
 #endif
 };
 const Variant randn_rungs[] = {
-  {"randn/cpu/ref",       &ops::randn,  cpu,  0, no_gpu, "standard normal (Box-Muller) from the counter-based generator", nullptr, run_kernel<&randn_cpu_ref>},
+  {"randn/cpu/ref",       &ops::randn,  cpu,  0, no_gpu, "standard normal (Box-Muller) from the counter-based generator", nullptr, run_kernel<&randn_cpu_ref>, "ops/factories/factories_cpu_ref.cpp"},
 #if TS_HAVE_CUDA
-  {"randn/cuda/naive",    &ops::randn,  cuda, 1, sm75,   "the CPU's Box-Muller on the same counters",               nullptr, run_kernel<&randn_cuda_naive>},
+  {"randn/cuda/naive",    &ops::randn,  cuda, 1, sm75,   "the CPU's Box-Muller on the same counters",               nullptr, run_kernel<&randn_cuda_naive>, "ops/factories/factories_cuda_naive.cu"},
 #endif
 };
 // clang-format on
@@ -117,7 +117,8 @@ const Variant randn_rungs[] = {
 }  // namespace
 
 namespace ops {
-const OpDef empty{.name = "ts::empty", .attrs = attrs_tag<FactoryAttrs>, .prepare = prepare_empty, .rungs = empty_rungs};
+const OpDef empty{.name = "ts::empty", .attrs = attrs_tag<FactoryAttrs>, .prepare = prepare_empty, .rungs = empty_rungs,
+                  .no_ladder_problem = "allocation only: no values to compute or check"};
 const OpDef fill_{.name = "ts::fill_", .attrs = attrs_tag<FillAttrs>, .prepare = prepare_fill, .rungs = fill__rungs,
                   .cost = write_cost, .scalar_args = fill_scalars};
 const OpDef arange{.name = "ts::arange", .attrs = attrs_tag<ArangeAttrs>, .prepare = prepare_arange,

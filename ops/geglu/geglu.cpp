@@ -35,10 +35,10 @@ using enum VariantDevice;
 
 // clang-format off
 const Variant geglu_rungs[] = {
-  {"geglu/cpu/ref",    &ops::geglu, cpu,  0, no_gpu, "gelu_tanh(gate) * up in one strided loop, f32",                  nullptr, run_kernel<&geglu_cpu_ref>},
+  {"geglu/cpu/ref",    &ops::geglu, cpu,  0, no_gpu, "gelu_tanh(gate) * up in one strided loop, f32",                  nullptr, run_kernel<&geglu_cpu_ref>, "ops/geglu/geglu_cpu_ref.cpp"},
 #if TS_HAVE_CUDA
-  {"geglu/cuda/strided", &ops::geglu, cuda, 1, sm75,   "one pass, a thread per element: the gelu result never touches memory", nullptr, run_kernel<&geglu_cuda_strided>},
-  {"geglu/cuda/rows",  &ops::geglu, cuda, 2, sm75,   "the same pass over rows of 16-byte packs (any row stride)",         geglu_cuda_rows_supports, run_kernel<&geglu_cuda_rows>},
+  {"geglu/cuda/strided", &ops::geglu, cuda, 1, sm75,   "one pass, a thread per element: the gelu result never touches memory", nullptr, run_kernel<&geglu_cuda_strided>, "ops/geglu/geglu_cuda_fused.cu"},
+  {"geglu/cuda/rows",  &ops::geglu, cuda, 2, sm75,   "the same pass over rows of 16-byte packs (any row stride)",         geglu_cuda_rows_supports, run_kernel<&geglu_cuda_rows>, "ops/geglu/geglu_cuda_fused.cu"},
 #endif
 };
 // clang-format on

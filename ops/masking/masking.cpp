@@ -76,31 +76,31 @@ using enum VariantDevice;
 
 // clang-format off
 const Variant masked_fill_rungs[] = {
-  {"masked_fill/any/composite", &ops::masked_fill,  any,  0, no_gpu, "clone + masked_fill_: the copy is the price of out-of-place", nullptr, run_kernel<&masked_fill_composite>},
+  {"masked_fill/any/composite", &ops::masked_fill,  any,  0, no_gpu, "clone + masked_fill_: the copy is the price of out-of-place", nullptr, run_kernel<&masked_fill_composite>, "ops/masking/masking.cpp"},
 };
 const Variant masked_fill__rungs[] = {
-  {"masked_fill_/cpu/ref",      &ops::masked_fill_, cpu,  0, no_gpu, "in place: x = mask ? value : x, mask broadcast",         nullptr, run_kernel<&masked_fill__cpu_ref>},
+  {"masked_fill_/cpu/ref",      &ops::masked_fill_, cpu,  0, no_gpu, "in place: x = mask ? value : x, mask broadcast",         nullptr, run_kernel<&masked_fill__cpu_ref>, "ops/masking/masking_cpu_ref.cpp"},
 #if TS_HAVE_CUDA
-  {"masked_fill_/cuda/naive",   &ops::masked_fill_, cuda, 1, sm75,   "one thread per element, writes where the mask is true",  nullptr, run_kernel<&masked_fill__cuda_naive>},
-  {"masked_fill_/cuda/rows",    &ops::masked_fill_, cuda, 2, sm75,   "16-byte packs of x; the mask one block repeated (x [B,H,S,L], mask [S,L])", masked_fill__cuda_rows_supports, run_kernel<&masked_fill__cuda_rows>},
+  {"masked_fill_/cuda/naive",   &ops::masked_fill_, cuda, 1, sm75,   "one thread per element, writes where the mask is true",  nullptr, run_kernel<&masked_fill__cuda_naive>, "ops/masking/masking_cuda_naive.cu"},
+  {"masked_fill_/cuda/rows",    &ops::masked_fill_, cuda, 2, sm75,   "16-byte packs of x; the mask one block repeated (x [B,H,S,L], mask [S,L])", masked_fill__cuda_rows_supports, run_kernel<&masked_fill__cuda_rows>, "ops/masking/masking_cuda_rows.cu"},
 #endif
 };
 const Variant where_rungs[] = {
-  {"where/cpu/ref",             &ops::where,        cpu,  0, no_gpu, "cond ? a : b, all three broadcast",                      nullptr, run_kernel<&where_cpu_ref>},
+  {"where/cpu/ref",             &ops::where,        cpu,  0, no_gpu, "cond ? a : b, all three broadcast",                      nullptr, run_kernel<&where_cpu_ref>, "ops/masking/masking_cpu_ref.cpp"},
 #if TS_HAVE_CUDA
-  {"where/cuda/naive",          &ops::where,        cuda, 1, sm75,   "one thread per element, three broadcast reads",          nullptr, run_kernel<&where_cuda_naive>},
+  {"where/cuda/naive",          &ops::where,        cuda, 1, sm75,   "one thread per element, three broadcast reads",          nullptr, run_kernel<&where_cuda_naive>, "ops/masking/masking_cuda_naive.cu"},
 #endif
 };
 const Variant triu_rungs[] = {
-  {"triu/cpu/ref",              &ops::triu,         cpu,  0, no_gpu, "keep j - i >= diagonal in the last two dims",            nullptr, run_kernel<&triu_cpu_ref>},
+  {"triu/cpu/ref",              &ops::triu,         cpu,  0, no_gpu, "keep j - i >= diagonal in the last two dims",            nullptr, run_kernel<&triu_cpu_ref>, "ops/masking/masking_cpu_ref.cpp"},
 #if TS_HAVE_CUDA
-  {"triu/cuda/naive",           &ops::triu,         cuda, 1, sm75,   "one thread per element; (row, col) from the output index", nullptr, run_kernel<&triu_cuda_naive>},
+  {"triu/cuda/naive",           &ops::triu,         cuda, 1, sm75,   "one thread per element; (row, col) from the output index", nullptr, run_kernel<&triu_cuda_naive>, "ops/masking/masking_cuda_naive.cu"},
 #endif
 };
 const Variant tril_rungs[] = {
-  {"tril/cpu/ref",              &ops::tril,         cpu,  0, no_gpu, "keep j - i <= diagonal in the last two dims",            nullptr, run_kernel<&tril_cpu_ref>},
+  {"tril/cpu/ref",              &ops::tril,         cpu,  0, no_gpu, "keep j - i <= diagonal in the last two dims",            nullptr, run_kernel<&tril_cpu_ref>, "ops/masking/masking_cpu_ref.cpp"},
 #if TS_HAVE_CUDA
-  {"tril/cuda/naive",           &ops::tril,         cuda, 1, sm75,   "one thread per element; (row, col) from the output index", nullptr, run_kernel<&tril_cuda_naive>},
+  {"tril/cuda/naive",           &ops::tril,         cuda, 1, sm75,   "one thread per element; (row, col) from the output index", nullptr, run_kernel<&tril_cuda_naive>, "ops/masking/masking_cuda_naive.cu"},
 #endif
 };
 // clang-format on

@@ -348,48 +348,48 @@ using enum VariantDevice;
 
 // clang-format off
 const Variant mm_rungs[] = {
-  {"mm/cpu/ref",         &ops::mm,     cpu,  0, no_gpu, "triple loop over strided operands, f32 accumulator: the oracle", nullptr,                   run_kernel<&mm_cpu_ref>},
-  {"mm/cpu/openblas",    &ops::mm,     cpu,  1, no_gpu, "OpenBLAS sgemm; t() views read in place as transposed operands", nullptr,                   run_kernel<&mm_cpu_openblas>},
+  {"mm/cpu/ref",         &ops::mm,     cpu,  0, no_gpu, "triple loop over strided operands, f32 accumulator: the oracle", nullptr,                   run_kernel<&mm_cpu_ref>, "ops/matmul/matmul_cpu_ref.cpp"},
+  {"mm/cpu/openblas",    &ops::mm,     cpu,  1, no_gpu, "OpenBLAS sgemm; t() views read in place as transposed operands", nullptr,                   run_kernel<&mm_cpu_openblas>, "ops/matmul/matmul_cpu_openblas.cpp"},
 #if TS_HAVE_CUDA
-  {"mm/cuda/naive",      &ops::mm,     cuda, 2, sm75,   "one thread per output, a K loop over strided operands",         nullptr,                   run_kernel<&mm_cuda_naive>},
-  {"mm/cuda/tiled",      &ops::mm,     cuda, 3, sm75,   "32x32 shared-memory tiles: each load reused 32 times",          nullptr,                   run_kernel<&mm_cuda_tiled>},
-  {"mm/cuda/mma",        &ops::mm,     cuda, 4, sm80,   "tensor cores via mma.sync + ldmatrix, cp.async 3-stage ring",  gemm_cuda_mma_supports,    run_kernel<&mm_cuda_mma>},
-  {"mm/cuda/wgmma",      &ops::mm,     cuda, 5, sm90a,  "Hopper: TMA + mbarrier ring, wgmma, warp-specialized, persistent", gemm_cuda_wgmma_supports, run_kernel<&mm_cuda_wgmma>},
-  {"mm/cuda/cublas",     &ops::mm,     cuda, 6, sm75,   "cuBLASLt tensor cores; t() views read in place by layout",      gemm_cuda_cublas_supports, run_kernel<&mm_cuda_cublas>},
+  {"mm/cuda/naive",      &ops::mm,     cuda, 2, sm75,   "one thread per output, a K loop over strided operands",         nullptr,                   run_kernel<&mm_cuda_naive>, "ops/matmul/matmul_cuda_naive.cu"},
+  {"mm/cuda/tiled",      &ops::mm,     cuda, 3, sm75,   "32x32 shared-memory tiles: each load reused 32 times",          nullptr,                   run_kernel<&mm_cuda_tiled>, "ops/matmul/matmul_cuda_tiled.cu"},
+  {"mm/cuda/mma",        &ops::mm,     cuda, 4, sm80,   "tensor cores via mma.sync + ldmatrix, cp.async 3-stage ring",  gemm_cuda_mma_supports,    run_kernel<&mm_cuda_mma>, "ops/matmul/matmul_cuda_mma.cu"},
+  {"mm/cuda/wgmma",      &ops::mm,     cuda, 5, sm90a,  "Hopper: TMA + mbarrier ring, wgmma, warp-specialized, persistent", gemm_cuda_wgmma_supports, run_kernel<&mm_cuda_wgmma>, "ops/matmul/matmul_cuda_wgmma.cu"},
+  {"mm/cuda/cublas",     &ops::mm,     cuda, 6, sm75,   "cuBLASLt tensor cores; t() views read in place by layout",      gemm_cuda_cublas_supports, run_kernel<&mm_cuda_cublas>, "ops/matmul/matmul_cuda_cublas.cpp"},
 #endif
 };
 const Variant bmm_rungs[] = {
-  {"bmm/cpu/ref",        &ops::bmm,    cpu,  0, no_gpu, "the mm triple loop per batch",                                   nullptr,                   run_kernel<&bmm_cpu_ref>},
-  {"bmm/cpu/openblas",   &ops::bmm,    cpu,  1, no_gpu, "OpenBLAS sgemm per batch",                                       nullptr,                   run_kernel<&bmm_cpu_openblas>},
+  {"bmm/cpu/ref",        &ops::bmm,    cpu,  0, no_gpu, "the mm triple loop per batch",                                   nullptr,                   run_kernel<&bmm_cpu_ref>, "ops/matmul/matmul_cpu_ref.cpp"},
+  {"bmm/cpu/openblas",   &ops::bmm,    cpu,  1, no_gpu, "OpenBLAS sgemm per batch",                                       nullptr,                   run_kernel<&bmm_cpu_openblas>, "ops/matmul/matmul_cpu_openblas.cpp"},
 #if TS_HAVE_CUDA
-  {"bmm/cuda/naive",     &ops::bmm,    cuda, 2, sm75,   "one thread per output, a K loop over strided operands",         nullptr,                   run_kernel<&bmm_cuda_naive>},
-  {"bmm/cuda/tiled",     &ops::bmm,    cuda, 3, sm75,   "32x32 shared-memory tiles: each load reused 32 times",          nullptr,                   run_kernel<&bmm_cuda_tiled>},
-  {"bmm/cuda/mma",       &ops::bmm,    cuda, 4, sm80,   "tensor cores via mma.sync + ldmatrix, cp.async 3-stage ring",  gemm_cuda_mma_supports,    run_kernel<&bmm_cuda_mma>},
-  {"bmm/cuda/wgmma",     &ops::bmm,    cuda, 5, sm90a,  "Hopper: TMA + mbarrier ring, wgmma, warp-specialized, persistent", gemm_cuda_wgmma_supports, run_kernel<&bmm_cuda_wgmma>},
-  {"bmm/cuda/cublas",    &ops::bmm,    cuda, 6, sm75,   "cuBLASLt tensor cores; t() views read in place by layout",      gemm_cuda_cublas_supports, run_kernel<&bmm_cuda_cublas>},
+  {"bmm/cuda/naive",     &ops::bmm,    cuda, 2, sm75,   "one thread per output, a K loop over strided operands",         nullptr,                   run_kernel<&bmm_cuda_naive>, "ops/matmul/matmul_cuda_naive.cu"},
+  {"bmm/cuda/tiled",     &ops::bmm,    cuda, 3, sm75,   "32x32 shared-memory tiles: each load reused 32 times",          nullptr,                   run_kernel<&bmm_cuda_tiled>, "ops/matmul/matmul_cuda_tiled.cu"},
+  {"bmm/cuda/mma",       &ops::bmm,    cuda, 4, sm80,   "tensor cores via mma.sync + ldmatrix, cp.async 3-stage ring",  gemm_cuda_mma_supports,    run_kernel<&bmm_cuda_mma>, "ops/matmul/matmul_cuda_mma.cu"},
+  {"bmm/cuda/wgmma",     &ops::bmm,    cuda, 5, sm90a,  "Hopper: TMA + mbarrier ring, wgmma, warp-specialized, persistent", gemm_cuda_wgmma_supports, run_kernel<&bmm_cuda_wgmma>, "ops/matmul/matmul_cuda_wgmma.cu"},
+  {"bmm/cuda/cublas",    &ops::bmm,    cuda, 6, sm75,   "cuBLASLt tensor cores; t() views read in place by layout",      gemm_cuda_cublas_supports, run_kernel<&bmm_cuda_cublas>, "ops/matmul/matmul_cuda_cublas.cpp"},
 #endif
 };
 const Variant matmul_rungs[] = {
-  {"matmul/any/composite", &ops::matmul, any, 0, no_gpu, "torch.matmul's rules: mm for 2-D, bmm over broadcast batches",  nullptr,                   run_kernel<&matmul_composite>},
+  {"matmul/any/composite", &ops::matmul, any, 0, no_gpu, "torch.matmul's rules: mm for 2-D, bmm over broadcast batches",  nullptr,                   run_kernel<&matmul_composite>, "ops/matmul/matmul.cpp"},
 };
 const Variant addmm_rungs[] = {
-  {"addmm/cpu/ref",      &ops::addmm,  cpu,  0, no_gpu, "beta*C + alpha*(A@B), one triple loop",                          nullptr,                   run_kernel<&addmm_cpu_ref>},
-  {"addmm/cpu/openblas", &ops::addmm,  cpu,  1, no_gpu, "C broadcast into out, then sgemm with beta: one pass",          nullptr,                   run_kernel<&addmm_cpu_openblas>},
+  {"addmm/cpu/ref",      &ops::addmm,  cpu,  0, no_gpu, "beta*C + alpha*(A@B), one triple loop",                          nullptr,                   run_kernel<&addmm_cpu_ref>, "ops/matmul/matmul_cpu_ref.cpp"},
+  {"addmm/cpu/openblas", &ops::addmm,  cpu,  1, no_gpu, "C broadcast into out, then sgemm with beta: one pass",          nullptr,                   run_kernel<&addmm_cpu_openblas>, "ops/matmul/matmul_cpu_openblas.cpp"},
 #if TS_HAVE_CUDA
-  {"addmm/cuda/naive",   &ops::addmm,  cuda, 2, sm75,   "one thread per output, a K loop over strided operands",         nullptr,                   run_kernel<&addmm_cuda_naive>},
-  {"addmm/cuda/tiled",   &ops::addmm,  cuda, 3, sm75,   "32x32 shared-memory tiles: each load reused 32 times",          nullptr,                   run_kernel<&addmm_cuda_tiled>},
-  {"addmm/cuda/mma",     &ops::addmm,  cuda, 4, sm80,   "mma.sync rung; beta*C + alpha*AB in its epilogue",               gemm_cuda_mma_supports,    run_kernel<&addmm_cuda_mma>},
-  {"addmm/cuda/wgmma",   &ops::addmm,  cuda, 5, sm90a,  "wgmma rung; beta*C + alpha*AB (a bias row too) in its epilogue", gemm_cuda_wgmma_supports, run_kernel<&addmm_cuda_wgmma>},
-  {"addmm/cuda/cublas",  &ops::addmm,  cuda, 6, sm75,   "cuBLASLt; t() read in place; bias epilogue, C as beta=1",       gemm_cuda_cublas_supports, run_kernel<&addmm_cuda_cublas>},
+  {"addmm/cuda/naive",   &ops::addmm,  cuda, 2, sm75,   "one thread per output, a K loop over strided operands",         nullptr,                   run_kernel<&addmm_cuda_naive>, "ops/matmul/matmul_cuda_naive.cu"},
+  {"addmm/cuda/tiled",   &ops::addmm,  cuda, 3, sm75,   "32x32 shared-memory tiles: each load reused 32 times",          nullptr,                   run_kernel<&addmm_cuda_tiled>, "ops/matmul/matmul_cuda_tiled.cu"},
+  {"addmm/cuda/mma",     &ops::addmm,  cuda, 4, sm80,   "mma.sync rung; beta*C + alpha*AB in its epilogue",               gemm_cuda_mma_supports,    run_kernel<&addmm_cuda_mma>, "ops/matmul/matmul_cuda_mma.cu"},
+  {"addmm/cuda/wgmma",   &ops::addmm,  cuda, 5, sm90a,  "wgmma rung; beta*C + alpha*AB (a bias row too) in its epilogue", gemm_cuda_wgmma_supports, run_kernel<&addmm_cuda_wgmma>, "ops/matmul/matmul_cuda_wgmma.cu"},
+  {"addmm/cuda/cublas",  &ops::addmm,  cuda, 6, sm75,   "cuBLASLt; t() read in place; bias epilogue, C as beta=1",       gemm_cuda_cublas_supports, run_kernel<&addmm_cuda_cublas>, "ops/matmul/matmul_cuda_cublas.cpp"},
 #endif
 };
 const Variant linear_rungs[] = {
-  {"linear/any/composite", &ops::linear, any, 0, no_gpu, "t(W) view + addmm (bias) or matmul (no bias)",                  nullptr,                   run_kernel<&linear_composite>},
+  {"linear/any/composite", &ops::linear, any, 0, no_gpu, "t(W) view + addmm (bias) or matmul (no bias)",                  nullptr,                   run_kernel<&linear_composite>, "ops/matmul/matmul.cpp"},
 };
 const Variant linear_geglu_rungs[] = {
-  {"linear_geglu/any/composite", &ops::linear_geglu, any, 0, no_gpu, "linear on [gate; up], then geglu on its halves: 2 kernels", nullptr, run_kernel<&linear_geglu_composite>},
+  {"linear_geglu/any/composite", &ops::linear_geglu, any, 0, no_gpu, "linear on [gate; up], then geglu on its halves: 2 kernels", nullptr, run_kernel<&linear_geglu_composite>, "ops/matmul/matmul.cpp"},
 #if TS_HAVE_CUDA
-  {"linear_geglu/cuda/wgmma",    &ops::linear_geglu, cuda, 1, sm90a,  "one wgmma GEMM computes gate and up per tile, writes gelu(gate)*up", linear_geglu_cuda_wgmma_supports, run_kernel<&linear_geglu_wgmma>},
+  {"linear_geglu/cuda/wgmma",    &ops::linear_geglu, cuda, 1, sm90a,  "one wgmma GEMM computes gate and up per tile, writes gelu(gate)*up", linear_geglu_cuda_wgmma_supports, run_kernel<&linear_geglu_wgmma>, "ops/matmul/matmul_cuda_wgmma.cu"},
 #endif
 };
 // clang-format on

@@ -51,15 +51,15 @@ using enum VariantDevice;
 
 // clang-format off
 const Variant sum_rungs[] = {
-  {"sum/cpu/ref",     &ops::sum, cpu,  0, no_gpu, "per output element: a strided loop over dim, f32 accumulator", nullptr, run_kernel<&sum_cpu_ref>},
+  {"sum/cpu/ref",     &ops::sum, cpu,  0, no_gpu, "per output element: a strided loop over dim, f32 accumulator", nullptr, run_kernel<&sum_cpu_ref>, "ops/reduce/reduce_cpu_ref.cpp"},
 #if TS_HAVE_CUDA
-  {"sum/cuda/naive",  &ops::sum, cuda, 1, sm75,   "a warp per output element, shuffle-reduced f32 partials",     nullptr, run_kernel<&sum_cuda_naive>},
+  {"sum/cuda/naive",  &ops::sum, cuda, 1, sm75,   "a warp per output element, shuffle-reduced f32 partials",     nullptr, run_kernel<&sum_cuda_naive>, "ops/reduce/reduce_cuda_naive.cu"},
 #endif
 };
 const Variant max_rungs[] = {
-  {"max/cpu/ref",     &ops::max, cpu,  0, no_gpu, "per output element: running max and its first index",         nullptr, run_kernel<&max_cpu_ref>},
+  {"max/cpu/ref",     &ops::max, cpu,  0, no_gpu, "per output element: running max and its first index",         nullptr, run_kernel<&max_cpu_ref>, "ops/reduce/reduce_cpu_ref.cpp"},
 #if TS_HAVE_CUDA
-  {"max/cuda/naive",  &ops::max, cuda, 1, sm75,   "a warp per output element; NaN wins, first index on ties",    nullptr, run_kernel<&max_cuda_naive>},
+  {"max/cuda/naive",  &ops::max, cuda, 1, sm75,   "a warp per output element; NaN wins, first index on ties",    nullptr, run_kernel<&max_cuda_naive>, "ops/reduce/reduce_cuda_naive.cu"},
 #endif
 };
 // clang-format on

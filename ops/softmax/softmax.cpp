@@ -27,19 +27,19 @@ using enum VariantDevice;
 
 // clang-format off
 const Variant softmax_rungs[] = {
-  {"softmax/cpu/ref",             &ops::softmax,       cpu,  0, no_gpu, "per row: max, sum of exp(x - max), divide (f32)",   nullptr,                    run_kernel<&softmax_cpu_ref>},
+  {"softmax/cpu/ref",             &ops::softmax,       cpu,  0, no_gpu, "per row: max, sum of exp(x - max), divide (f32)",   nullptr,                    run_kernel<&softmax_cpu_ref>, "ops/softmax/softmax_cpu_ref.cpp"},
 #if TS_HAVE_CUDA
-  {"softmax/cuda/block",          &ops::softmax,       cuda, 1, sm75,   "a block per row; warp shuffles, then shared memory", nullptr,                    run_kernel<&softmax_cuda_block>},
-  {"softmax/cuda/warp",           &ops::softmax,       cuda, 2, sm75,   "a warp per row (<= 1024): shuffles, no barrier",     softmax_cuda_warp_supports, run_kernel<&softmax_cuda_warp>},
-  {"softmax/cuda/warp_vec16",     &ops::softmax,       cuda, 3, sm75,   "the row in registers: 16-byte loads, one read and one write", softmax_cuda_warp_vec16_supports, run_kernel<&softmax_cuda_warp_vec16>},
+  {"softmax/cuda/block",          &ops::softmax,       cuda, 1, sm75,   "a block per row; warp shuffles, then shared memory", nullptr,                    run_kernel<&softmax_cuda_block>, "ops/softmax/softmax_cuda_block.cu"},
+  {"softmax/cuda/warp",           &ops::softmax,       cuda, 2, sm75,   "a warp per row (<= 1024): shuffles, no barrier",     softmax_cuda_warp_supports, run_kernel<&softmax_cuda_warp>, "ops/softmax/softmax_cuda_warp.cu"},
+  {"softmax/cuda/warp_vec16",     &ops::softmax,       cuda, 3, sm75,   "the row in registers: 16-byte loads, one read and one write", softmax_cuda_warp_vec16_supports, run_kernel<&softmax_cuda_warp_vec16>, "ops/softmax/softmax_cuda_warp_vec16.cu"},
 #endif
 };
 const Variant safe_softmax_rungs[] = {
-  {"_safe_softmax/cpu/ref",       &ops::_safe_softmax, cpu,  0, no_gpu, "softmax, but an all -inf row gives 0 (not NaN)",    nullptr,                    run_kernel<&safe_softmax_cpu_ref>},
+  {"_safe_softmax/cpu/ref",       &ops::_safe_softmax, cpu,  0, no_gpu, "softmax, but an all -inf row gives 0 (not NaN)",    nullptr,                    run_kernel<&safe_softmax_cpu_ref>, "ops/softmax/softmax_cpu_ref.cpp"},
 #if TS_HAVE_CUDA
-  {"_safe_softmax/cuda/block",    &ops::_safe_softmax, cuda, 1, sm75,   "the block rung; an all -inf row writes 0",          nullptr,                    run_kernel<&safe_softmax_cuda_block>},
-  {"_safe_softmax/cuda/warp",     &ops::_safe_softmax, cuda, 2, sm75,   "the warp rung; an all -inf row writes 0",           softmax_cuda_warp_supports, run_kernel<&safe_softmax_cuda_warp>},
-  {"_safe_softmax/cuda/warp_vec16", &ops::_safe_softmax, cuda, 3, sm75,   "the warp_vec16 rung; an all -inf row writes 0",  softmax_cuda_warp_vec16_supports, run_kernel<&safe_softmax_cuda_warp_vec16>},
+  {"_safe_softmax/cuda/block",    &ops::_safe_softmax, cuda, 1, sm75,   "the block rung; an all -inf row writes 0",          nullptr,                    run_kernel<&safe_softmax_cuda_block>, "ops/softmax/softmax_cuda_block.cu"},
+  {"_safe_softmax/cuda/warp",     &ops::_safe_softmax, cuda, 2, sm75,   "the warp rung; an all -inf row writes 0",           softmax_cuda_warp_supports, run_kernel<&safe_softmax_cuda_warp>, "ops/softmax/softmax_cuda_warp.cu"},
+  {"_safe_softmax/cuda/warp_vec16", &ops::_safe_softmax, cuda, 3, sm75,   "the warp_vec16 rung; an all -inf row writes 0",  softmax_cuda_warp_vec16_supports, run_kernel<&safe_softmax_cuda_warp_vec16>, "ops/softmax/softmax_cuda_warp_vec16.cu"},
 #endif
 };
 // clang-format on

@@ -104,35 +104,50 @@ namespace {
 using enum VariantDevice;
 
 // clang-format off
-const Variant t_rungs[] =          {{"t/any/view",          &ops::t,          any, 0, no_gpu, "swap the two dims' sizes and strides",                nullptr, run_kernel<&t_view>}};
-const Variant transpose_rungs[] =  {{"transpose/any/view",  &ops::transpose,  any, 0, no_gpu, "swap two dims' sizes and strides",                    nullptr, run_kernel<&transpose_view>}};
-const Variant permute_rungs[] =    {{"permute/any/view",    &ops::permute,    any, 0, no_gpu, "reorder sizes and strides",                           nullptr, run_kernel<&permute_view>}};
-const Variant view_rungs[] =       {{"view/any/view",       &ops::view,       any, 0, no_gpu, "new shape over the same strides, when they allow it", nullptr, run_kernel<&view_view>}};
-const Variant reshape_rungs[] =    {{"reshape/any/composite", &ops::reshape,  any, 0, no_gpu, "view when the strides allow, else contiguous copy + view", nullptr, run_kernel<&reshape_composite>}};
-const Variant unsqueeze_rungs[] =  {{"unsqueeze/any/view",  &ops::unsqueeze,  any, 0, no_gpu, "insert a size-1 dim",                                 nullptr, run_kernel<&unsqueeze_view>}};
-const Variant squeeze_rungs[] =    {{"squeeze/any/view",    &ops::squeeze,    any, 0, no_gpu, "drop size-1 dims",                                    nullptr, run_kernel<&squeeze_view>}};
-const Variant expand_rungs[] =     {{"expand/any/view",     &ops::expand,     any, 0, no_gpu, "size-1 dims grow with stride 0",                      nullptr, run_kernel<&expand_view>}};
-const Variant narrow_rungs[] =     {{"narrow/any/view",     &ops::narrow,     any, 0, no_gpu, "offset + shorter size",                               nullptr, run_kernel<&narrow_view>}};
-const Variant slice_rungs[] =      {{"slice/any/view",      &ops::slice,      any, 0, no_gpu, "offset, shorter size, stride times step",             nullptr, run_kernel<&slice_view>}};
-const Variant select_rungs[] =     {{"select/any/view",     &ops::select,     any, 0, no_gpu, "offset by index*stride, drop the dim",                nullptr, run_kernel<&select_view>}};
-const Variant as_strided_rungs[] = {{"as_strided/any/view", &ops::as_strided, any, 0, no_gpu, "any sizes/strides/offset inside the storage",         nullptr, run_kernel<&as_strided_view>}};
+const Variant t_rungs[] =          {{"t/any/view",          &ops::t,          any, 0, no_gpu, "swap the two dims' sizes and strides",                nullptr, run_kernel<&t_view>, "ops/views/views.cpp"}};
+const Variant transpose_rungs[] =  {{"transpose/any/view",  &ops::transpose,  any, 0, no_gpu, "swap two dims' sizes and strides",                    nullptr, run_kernel<&transpose_view>, "ops/views/views.cpp"}};
+const Variant permute_rungs[] =    {{"permute/any/view",    &ops::permute,    any, 0, no_gpu, "reorder sizes and strides",                           nullptr, run_kernel<&permute_view>, "ops/views/views.cpp"}};
+const Variant view_rungs[] =       {{"view/any/view",       &ops::view,       any, 0, no_gpu, "new shape over the same strides, when they allow it", nullptr, run_kernel<&view_view>, "ops/views/views.cpp"}};
+const Variant reshape_rungs[] =    {{"reshape/any/composite", &ops::reshape,  any, 0, no_gpu, "view when the strides allow, else contiguous copy + view", nullptr, run_kernel<&reshape_composite>, "ops/views/views.cpp"}};
+const Variant unsqueeze_rungs[] =  {{"unsqueeze/any/view",  &ops::unsqueeze,  any, 0, no_gpu, "insert a size-1 dim",                                 nullptr, run_kernel<&unsqueeze_view>, "ops/views/views.cpp"}};
+const Variant squeeze_rungs[] =    {{"squeeze/any/view",    &ops::squeeze,    any, 0, no_gpu, "drop size-1 dims",                                    nullptr, run_kernel<&squeeze_view>, "ops/views/views.cpp"}};
+const Variant expand_rungs[] =     {{"expand/any/view",     &ops::expand,     any, 0, no_gpu, "size-1 dims grow with stride 0",                      nullptr, run_kernel<&expand_view>, "ops/views/views.cpp"}};
+const Variant narrow_rungs[] =     {{"narrow/any/view",     &ops::narrow,     any, 0, no_gpu, "offset + shorter size",                               nullptr, run_kernel<&narrow_view>, "ops/views/views.cpp"}};
+const Variant slice_rungs[] =      {{"slice/any/view",      &ops::slice,      any, 0, no_gpu, "offset, shorter size, stride times step",             nullptr, run_kernel<&slice_view>, "ops/views/views.cpp"}};
+const Variant select_rungs[] =     {{"select/any/view",     &ops::select,     any, 0, no_gpu, "offset by index*stride, drop the dim",                nullptr, run_kernel<&select_view>, "ops/views/views.cpp"}};
+const Variant as_strided_rungs[] = {{"as_strided/any/view", &ops::as_strided, any, 0, no_gpu, "any sizes/strides/offset inside the storage",         nullptr, run_kernel<&as_strided_view>, "ops/views/views.cpp"}};
 // clang-format on
 
 }  // namespace
 
 namespace ops {
-const OpDef t{.name = "ts::t", .attrs = attrs_tag<NoAttrs>, .prepare = prepare_view, .rungs = t_rungs};
-const OpDef transpose{.name = "ts::transpose", .attrs = attrs_tag<TransposeAttrs>, .prepare = prepare_view, .rungs = transpose_rungs};
-const OpDef permute{.name = "ts::permute", .attrs = attrs_tag<PermuteAttrs>, .prepare = prepare_view, .rungs = permute_rungs};
-const OpDef view{.name = "ts::view", .attrs = attrs_tag<ViewAttrs>, .prepare = prepare_view, .rungs = view_rungs};
-const OpDef reshape{.name = "ts::reshape", .attrs = attrs_tag<ReshapeAttrs>, .prepare = prepare_view, .rungs = reshape_rungs};
-const OpDef unsqueeze{.name = "ts::unsqueeze", .attrs = attrs_tag<UnsqueezeAttrs>, .prepare = prepare_view, .rungs = unsqueeze_rungs};
-const OpDef squeeze{.name = "ts::squeeze", .attrs = attrs_tag<SqueezeAttrs>, .prepare = prepare_view, .rungs = squeeze_rungs};
-const OpDef expand{.name = "ts::expand", .attrs = attrs_tag<ExpandAttrs>, .prepare = prepare_view, .rungs = expand_rungs};
-const OpDef narrow{.name = "ts::narrow", .attrs = attrs_tag<NarrowAttrs>, .prepare = prepare_view, .rungs = narrow_rungs};
-const OpDef slice{.name = "ts::slice", .attrs = attrs_tag<SliceAttrs>, .prepare = prepare_view, .rungs = slice_rungs};
-const OpDef select{.name = "ts::select", .attrs = attrs_tag<SelectAttrs>, .prepare = prepare_view, .rungs = select_rungs};
-const OpDef as_strided{.name = "ts::as_strided", .attrs = attrs_tag<AsStridedAttrs>, .prepare = prepare_view, .rungs = as_strided_rungs};
+// Every view's, and reshape's (a view whenever the strides allow one, else contiguous's copy).
+constexpr const char* kNoLadderProblem =
+    "a view: new sizes, strides and offset over the same storage, no kernel (ts_bench times its CPU cost)";
+const OpDef t{.name = "ts::t", .attrs = attrs_tag<NoAttrs>, .prepare = prepare_view, .rungs = t_rungs,
+                  .no_ladder_problem = kNoLadderProblem};
+const OpDef transpose{.name = "ts::transpose", .attrs = attrs_tag<TransposeAttrs>, .prepare = prepare_view, .rungs = transpose_rungs,
+                  .no_ladder_problem = kNoLadderProblem};
+const OpDef permute{.name = "ts::permute", .attrs = attrs_tag<PermuteAttrs>, .prepare = prepare_view, .rungs = permute_rungs,
+                  .no_ladder_problem = kNoLadderProblem};
+const OpDef view{.name = "ts::view", .attrs = attrs_tag<ViewAttrs>, .prepare = prepare_view, .rungs = view_rungs,
+                  .no_ladder_problem = kNoLadderProblem};
+const OpDef reshape{.name = "ts::reshape", .attrs = attrs_tag<ReshapeAttrs>, .prepare = prepare_view, .rungs = reshape_rungs,
+                  .no_ladder_problem = kNoLadderProblem};
+const OpDef unsqueeze{.name = "ts::unsqueeze", .attrs = attrs_tag<UnsqueezeAttrs>, .prepare = prepare_view, .rungs = unsqueeze_rungs,
+                  .no_ladder_problem = kNoLadderProblem};
+const OpDef squeeze{.name = "ts::squeeze", .attrs = attrs_tag<SqueezeAttrs>, .prepare = prepare_view, .rungs = squeeze_rungs,
+                  .no_ladder_problem = kNoLadderProblem};
+const OpDef expand{.name = "ts::expand", .attrs = attrs_tag<ExpandAttrs>, .prepare = prepare_view, .rungs = expand_rungs,
+                  .no_ladder_problem = kNoLadderProblem};
+const OpDef narrow{.name = "ts::narrow", .attrs = attrs_tag<NarrowAttrs>, .prepare = prepare_view, .rungs = narrow_rungs,
+                  .no_ladder_problem = kNoLadderProblem};
+const OpDef slice{.name = "ts::slice", .attrs = attrs_tag<SliceAttrs>, .prepare = prepare_view, .rungs = slice_rungs,
+                  .no_ladder_problem = kNoLadderProblem};
+const OpDef select{.name = "ts::select", .attrs = attrs_tag<SelectAttrs>, .prepare = prepare_view, .rungs = select_rungs,
+                  .no_ladder_problem = kNoLadderProblem};
+const OpDef as_strided{.name = "ts::as_strided", .attrs = attrs_tag<AsStridedAttrs>, .prepare = prepare_view, .rungs = as_strided_rungs,
+                  .no_ladder_problem = kNoLadderProblem};
 }  // namespace ops
 
 // ---- t / transpose / permute ------------------------------------------------------

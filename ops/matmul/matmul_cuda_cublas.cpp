@@ -1,4 +1,4 @@
-// ops/matmul/matmul_cublas.cpp: rung 4 of mm, bmm and addmm on CUDA: cuBLASLt.
+// ops/matmul/matmul_cuda_cublas.cpp: rung 4 of mm, bmm and addmm on CUDA: cuBLASLt.
 //
 // What changed from rung 3 (matmul_cuda_tiled.cu): NVIDIA's library GEMM,
 //        which on Hopper runs wgmma tensor-core kernels (bf16/f16 inputs, f32
