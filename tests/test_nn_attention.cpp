@@ -515,8 +515,9 @@ TEST_CASE("profiler cuda: nn attention: kernels and copies per forward, op by op
 
 TEST_CASE("nn attention: every number tutorials/04_attention.md quotes is in the committed files it names") {
   const std::string corpus =
-      ts::testing::read_folder("docs/h200-runs/04_attention") +
-      ts::testing::read_source("docs/outputs/04_attention_cpu_flash_v2.txt");
+      ts::testing::read_folder("docs/h200-runs/04_attention") + ts::testing::read_folder("docs/cpu-runs/04_attention") +
+      ts::testing::read_source("docs/pytorch-reference/torch-2.11-h200-part3-key-averages.txt") +
+      ts::testing::read_source("docs/pytorch-reference/torch-2.11-h200-sdpa-flash-kernel-records.txt");
   const ts::testing::QuoteCheck n = ts::testing::check_quotes("tutorials/04_attention.md", ts::testing::read_source("tutorials/04_attention.md"),
                                                                  corpus);
   CHECK(n.numbers >= 100);       // the page quotes numbers...
