@@ -1,5 +1,6 @@
-// tests/test_walkthroughs.cpp: the walk-throughs of tutorials 00-03 and the GPU debugging page
-// quote only what their committed outputs say, and the tutorials judge their kernel counts right.
+// tests/test_walkthroughs.cpp: the walk-throughs of tutorials 00-03, the GPU debugging page and
+// the trace cheat sheet quote only what their committed outputs say, and the tutorials judge their
+// kernel counts right.
 //
 // The citation rule of the pages: an HTML comment
 //     <!-- from docs/h200-runs/01_matmul_add/64_warm.out.txt [more files] -->
@@ -192,12 +193,13 @@ TEST_CASE("walkthroughs: the quote rule catches a number or an excerpt line that
   std::filesystem::remove_all(dir);
 }
 
-TEST_CASE("walkthroughs: every number and excerpt of tutorials 00-03 and the debugging page is in the file it cites") {
+TEST_CASE("walkthroughs: every number and excerpt of tutorials 00-03, the debugging page and the trace cheat sheet is in the file it cites") {
   require_page("tutorials/00_tensors_and_views.md", 5, 20);
   require_page("tutorials/01_matmul_add.md", 100, 120);
   require_page("tutorials/02_linear.md", 20, 40);
   require_page("tutorials/03_mlp.md", 60, 80);
   require_page("tutorials/debugging_on_a_gpu.md", 5, 40);
+  require_page("tutorials/reading_a_trace.md", 20, 0);  // numbers only: its one block is a command
 }
 
 // ---- the kernel count: tutorial::check_kernel_count --------------------------------------------

@@ -15,37 +15,14 @@
 # screen; a step that fails is logged and the run goes on. Exit status 0 when every step passed.
 set -u
 cd "$(dirname "$0")/.."
-dev=""
-build=build/dev
-out=""
-while (($#)); do
-  case $1 in
-    --device) dev=$2; shift 2 ;;
-    --build) build=$2; shift 2 ;;
-    --out) out=$2; shift 2 ;;
-    *) echo "refresh_04_attention.sh: unknown argument '$1' (see the header of $0)" >&2; exit 2 ;;
-  esac
-done
-case $dev in
-  cuda) out=${out:-docs/h200-runs/04_attention} ;;
-  cpu) out=${out:-docs/cpu-runs/04_attention} ;;
-  *) echo "refresh_04_attention.sh: --device cuda or --device cpu" >&2; exit 2 ;;
-esac
+source tools/refresh_common.sh
+refresh_options refresh_04_attention.sh 04_attention "$@"
 tut=$build/tutorials/04_attention
-for exe in "$tut" "$build/ts_tests" "$build/ts_bench" "$build/ts_trace_check"; do
-  [[ -x $exe ]] || { echo "refresh_04_attention.sh: $exe not built" >&2; exit 2; }
-done
+require_built "$tut" "$build/ts_tests" "$build/ts_bench" "$build/ts_trace_check"
 # This run's files go; README.md and the subfolders (other runs) stay.
 find "$out" -maxdepth 1 -type f -not -name README.md -delete 2>/dev/null
 rm -rf "$out/traces"
 mkdir -p "$out/traces"
-t0=$SECONDS
-failed=0
-step() { echo; echo "== $1 (t = $((SECONDS - t0)) s)"; }
-status() {  # status NAME RC
-  echo "$1 rc=$2"
-  [[ $2 == 0 ]] || failed=$((failed + 1))
-}
 
 # On the CPU: every path as the tutorial runs it there (the fused ones say why they cannot and run
 # the math path), each with its trace checked.
@@ -55,11 +32,7 @@ cpu_main() {
     "$tut" --device cpu --path "$path" --warmup 1 --out-dir "$out/traces" >"$out/tutorial_$path.txt" 2>&1
     status "$path" $?
   done
-  for json in "$out"/traces/*.json; do
-    echo "-- $(basename "$json")"
-    "$build/ts_trace_check" "$json" --steps 3 2>&1 | tail -3
-    [[ ${PIPESTATUS[0]} == 0 ]] || failed=$((failed + 1))
-  done >"$out/trace_check.txt"
+  check_traces "$out/traces" "$out/trace_check.txt"
   step "done: $failed step(s) failed"
   return $((failed > 0))
 }
@@ -84,12 +57,7 @@ main() {
   status "naive --no-causal" $?
 
   step "ts_trace_check --steps 3 and the readings of every trace"
-  for json in "$out"/traces/*.json; do
-    echo "-- $(basename "$json")"
-    "$build/ts_trace_check" "$json" --steps 3 2>&1 | tail -3
-    [[ ${PIPESTATUS[0]} == 0 ]] || failed=$((failed + 1))
-  done >"$out/trace_check.txt"
-  echo "$(grep -c '^-- ' "$out/trace_check.txt") traces checked"
+  check_traces "$out/traces" "$out/trace_check.txt"
   python3 tools/trace_readings.py "$out"/traces/*.json
   status readings $?
 

@@ -14,37 +14,14 @@
 # every step passed.
 set -u
 cd "$(dirname "$0")/.."
-dev=""
-build=build/dev
-out=""
-while (($#)); do
-  case $1 in
-    --device) dev=$2; shift 2 ;;
-    --build) build=$2; shift 2 ;;
-    --out) out=$2; shift 2 ;;
-    *) echo "refresh_05_memory_and_syncs.sh: unknown argument '$1' (see the header of $0)" >&2; exit 2 ;;
-  esac
-done
-case $dev in
-  cuda) out=${out:-docs/h200-runs/05_memory_and_syncs} ;;
-  cpu) out=${out:-docs/cpu-runs/05_memory_and_syncs} ;;
-  *) echo "refresh_05_memory_and_syncs.sh: --device cuda or --device cpu" >&2; exit 2 ;;
-esac
+source tools/refresh_common.sh
+refresh_options refresh_05_memory_and_syncs.sh 05_memory_and_syncs "$@"
 tut=$build/tutorials/05_memory_and_syncs
 svg=$build/ts_trace_svg
-for exe in "$tut" "$svg" "$build/ts_trace_check" "$build/ts_tests"; do
-  [[ -x $exe ]] || { echo "refresh_05_memory_and_syncs.sh: $exe not built" >&2; exit 2; }
-done
+require_built "$tut" "$svg" "$build/ts_trace_check" "$build/ts_tests"
 # The folder's README.md says what each file is: it stays; everything else is this run's.
 find "$out" -mindepth 1 -not -name README.md -delete 2>/dev/null
 mkdir -p "$out/traces" "$out/pictures"
-t0=$SECONDS
-failed=0
-step() { echo; echo "== $1 (t = $((SECONDS - t0)) s)"; }
-status() {  # status NAME RC: the step's exit status on the screen, counted
-  echo "$1 rc=$2"
-  [[ $2 == 0 ]] || failed=$((failed + 1))
-}
 
 main() {
   step "machine"
@@ -93,12 +70,7 @@ main() {
   done
 
   step "ts_trace_check --steps 3 on every trace"
-  for json in "$out"/traces/*.json; do
-    echo "-- $(basename "$json")"
-    "$build/ts_trace_check" "$json" --steps 3 2>&1 | tail -3
-    [[ ${PIPESTATUS[0]} == 0 ]] || failed=$((failed + 1))
-  done >"$out/trace_check.txt"
-  echo "$(grep -c '^-- ' "$out/trace_check.txt") traces checked"
+  check_traces "$out/traces" "$out/trace_check.txt"
 
   if [[ $dev == cuda ]]; then
     step "PyTorch: tutorials/05_memory_and_syncs.py"

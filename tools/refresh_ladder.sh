@@ -11,26 +11,11 @@
 # matched its reference (ts_ladder's own exit status).
 set -u
 cd "$(dirname "$0")/.."
-device=""
-build=build/dev
-out=""
-while (($#)); do
-  case $1 in
-    --device) device=$2; shift 2 ;;
-    --build) build=$2; shift 2 ;;
-    --out) out=$2; shift 2 ;;
-    *) echo "refresh_ladder.sh: unknown argument '$1' (see the header of $0)" >&2; exit 2 ;;
-  esac
-done
-case $device in
-  cuda) out=${out:-docs/h200-runs/ladder} ;;
-  cpu) out=${out:-docs/cpu-runs/ladder} ;;
-  *) echo "refresh_ladder.sh: --device cpu or --device cuda" >&2; exit 2 ;;
-esac
-[[ -x $build/ts_ladder ]] || { echo "refresh_ladder.sh: $build/ts_ladder not built" >&2; exit 2; }
+source tools/refresh_common.sh
+refresh_options refresh_ladder.sh ladder "$@"
+require_built "$build/ts_ladder"
 find "$out" -maxdepth 1 -type f -not -name README.md -delete 2>/dev/null
 mkdir -p "$out"
-failed=0
 ladder() {  # ladder NAME ARGS...: one table, NAME.txt and NAME.jsonl
   local name=$1
   shift
@@ -42,7 +27,7 @@ ladder() {  # ladder NAME ARGS...: one table, NAME.txt and NAME.jsonl
   printf '%-4s %s\n' "$status" "$name"
   [[ $status == 0 ]] || failed=$((failed + 1))
 }
-if [[ $device == cuda ]]; then
+if [[ $dev == cuda ]]; then
   ladder ladder_all_cuda --all --device cuda
   ladder ladder_mm_8192 --op mm --shape 8192,8192,8192
   ladder ladder_mm_4096 --op mm --shape 4096,4096,4096
