@@ -29,7 +29,7 @@ CODE_EXT = (".cpp", ".cu", ".h", ".cuh")
 TEXT_EXT = (".md", ".txt", ".cpp", ".cu", ".h", ".cuh", ".py", ".sh", ".cmake", ".log", ".jsonl", ".json",
             ".in", ".yml", ".yaml", "")
 DOC_EXT = {".txt", ".json", ".jsonl", ".md", ".log", ".svg", ".sh", ".py", ".csv", ".gz", ".tgz"}
-RUNG = re.compile(r"\b([a-z_][a-z0-9_]*)/(cpu|cuda|any)/([a-z0-9_]+)\b")
+RUNG = re.compile(r"\b([a-z_][a-z0-9_]*)/(cpu|cuda|any)/([a-z0-9_]+)\b(?!/)")  # not a bench entry: matmul/cpu/f32/1024
 TS_NAME = re.compile(r"\bts::((?:[A-Za-z_]\w*::)*[A-Za-z_]\w*)")
 
 
