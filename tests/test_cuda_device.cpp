@@ -127,13 +127,13 @@ TEST_CASE("cuda: a TS_DEVICE_CAPABILITY the GPU cannot honour stops the first CU
 // under its "<!-- from FILE -->" comment is a line of FILE.
 TEST_CASE("device: README.md quotes the no-code message as the committed H200 run printed it") {
   const std::string readme = ts::testing::read_source("README.md");
-  const size_t at = readme.find("<!-- from docs/h200-runs/portability/no-code.log -->");
+  const size_t at = readme.find("<!-- from docs/h200-runs/gpu-check/no-code.log -->");
   REQUIRE(at != std::string::npos);
   const size_t open = readme.find("```\n", at), close = readme.find("\n```", open + 4);
   REQUIRE(open != std::string::npos);
   REQUIRE(close != std::string::npos);
   const ts::testing::QuoteCheck n = ts::testing::check_quotes(
-      "README.md", readme.substr(at, close + 4 - at), ts::testing::read_source("docs/h200-runs/portability/no-code.log"));
+      "README.md", readme.substr(at, close + 4 - at), ts::testing::read_source("docs/h200-runs/gpu-check/no-code.log"));
   CHECK(n.excerpt_lines == 2);
 }
 
@@ -141,8 +141,8 @@ TEST_CASE("device: README.md quotes the no-code message as the committed H200 ru
 // H200: each quoted line is in the committed run of the capability its row names.
 TEST_CASE("device: tutorials/README.md quotes the emulated H200 runs as they printed") {
   const std::string readme = ts::testing::read_source("tutorials/README.md");
-  const std::string log80 = ts::testing::read_source("docs/h200-runs/portability/emulate-8.0.log");
-  const std::string log75 = ts::testing::read_source("docs/h200-runs/portability/emulate-7.5-run2.log");
+  const std::string log80 = ts::testing::read_source("docs/h200-runs/gpu-check/emulate-8.0.log");
+  const std::string log75 = ts::testing::read_source("docs/h200-runs/gpu-check/emulate-7.5.log");
   const size_t table = readme.find("The lines\nthat differ from the H200's own run:");
   REQUIRE(table != std::string::npos);
   std::istringstream lines(readme.substr(table));
