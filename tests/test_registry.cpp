@@ -299,7 +299,7 @@ TEST_CASE("registry: TS_VARIANT may name variants of one op for several devices,
   }
 }
 
-TEST_CASE("registry: a forced rung for another device throws with the rung's reason; prefer falls through") {
+TEST_CASE("registry: a forced rung for another device throws with the rung's reason, prefer falls through") {
   ts::reload_variant_environment();
   if (!ts::cuda::built_with_cuda()) {
     MESSAGE("skipped: no CUDA rung in this build: ", ts::cuda::unavailable_reason());
@@ -355,7 +355,7 @@ TEST_CASE("registry: a forced rung for another device throws with the rung's rea
   CHECK_THROWS_WITH_AS(ts::VariantOverride("nope", "ref"), doctest::Contains("no op is named nope"), ts::Error);
 }
 
-TEST_CASE("cuda: registry: a cpu rung forced on a cuda call throws with the reason; TS_VARIANT warns instead") {
+TEST_CASE("cuda: registry: a cpu rung forced on a cuda call throws with the reason, TS_VARIANT warns instead") {
   if (!ts::cuda::is_available()) {
     MESSAGE("skipped: no usable CUDA device: ", ts::cuda::unavailable_reason());
     return;

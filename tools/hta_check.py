@@ -144,10 +144,13 @@ def table_self_cuda_total_us(table_path):
 def check_gpu(trace_path):
     """HTA's kernel breakdown of a GPU trace against the trace's own GPU work and our table's Self CUDA total.
 
-    HTA keeps only the GPU work of steps before the last (it treats the last as incomplete) and
-    rounds each start up and each end down to whole microseconds: it must equal the same steps'
-    kernels rounded the same way (a 1.9 us kernel that starts at x.5 counts 1 us there). The table (the .txt beside the trace) holds every step:
-    its Self CUDA total must equal the sum of all kernel, memcpy and memset durations.
+    HTA keeps only the GPU work of steps before the last (it treats the last as incomplete),
+    rounds each start up and each end down to whole microseconds (a 1.9 us kernel that starts at
+    x.5 counts 1 us, a 0.7 us memset that starts at x.3 counts -1), and its breakdown counts only
+    computation kernels unless asked for memory ones (include_memory_kernels=False by default):
+    it must equal the same steps' kernels, memcpys and memsets left out, rounded the same way.
+    The table (the .txt beside the trace) holds every step: its Self CUDA total must equal the sum
+    of all kernel, memcpy and memset durations.
     """
     import json
 
@@ -165,7 +168,7 @@ def check_gpu(trace_path):
         return [f"{trace_path} has no GPU work"]
     all_us = sum(e["dur"] for e in gpu)
     last_step_start = steps[-1][0] if len(steps) >= 2 else float("inf")
-    kept = [e for e in gpu if e["args"]["correlation"] in launches
+    kept = [e for e in gpu if e["cat"] == "kernel" and e["args"]["correlation"] in launches
             and launches[e["args"]["correlation"]]["ts"] < last_step_start]
     kept_us = sum(e["dur"] for e in kept)
     kept_rounded_us = sum(math.floor(e["ts"] + e["dur"]) - math.ceil(e["ts"]) for e in kept)
@@ -177,8 +180,8 @@ def check_gpu(trace_path):
     hta_us = float(kernel_types["sum"].sum())
     print(f"hta_check: HTA kernel breakdown of {trace_path}:")
     print(kernel_types.to_string())
-    print(f"  HTA total {hta_us:.3f} us; the trace's GPU work in the steps HTA keeps: {kept_us:.3f} us, "
-          f"{kept_rounded_us} us rounded as HTA rounds ({len(kept)} activities); in all steps: {all_us:.3f} us "
+    print(f"  HTA total {hta_us:.3f} us; the trace's kernels in the steps HTA keeps: {kept_us:.3f} us, "
+          f"{kept_rounded_us} us rounded as HTA rounds ({len(kept)} kernels); in all steps: {all_us:.3f} us "
           f"({len(gpu)} activities)")
     if abs(hta_us - kept_rounded_us) > 0.5:
         errors.append(f"HTA's kernel breakdown ({hta_us:.3f} us) disagrees with the trace ({kept_rounded_us} us "
