@@ -9,7 +9,13 @@
           docs/README.md, the index, names each folder (`ladder/`: its README.md), and each folder's
           README names its files, `<placeholder>` patterns naming families (`<config>.steps.txt`,
           `traces/<config>.{json,txt}`); every path a README names must name at least one file
-  self    the two checks catch what they are for, on a made-up tree (a renamed kernel, a stray file)
+  links   every relative link of every tracked Markdown page (README.md, tutorials/*.md, the
+          READMEs) leads to a file that exists, and its #anchor to a heading of the page it names
+          (GitHub's anchors: the heading in lower case, punctuation dropped, spaces as hyphens, a
+          repeated heading's anchor suffixed -1, -2, ...) or to an <a id="..."> there; links to
+          web addresses are not followed, code blocks and `code spans` are not read
+  self    the checks catch what they are for, on a made-up tree (a renamed kernel, a stray file,
+          a link to a missing file, to a missing heading)
 
 Only tracked files count (git ls-files; every file outside build/ in a checkout without git): a
 scratch output in the checkout is nobody's evidence.
@@ -172,6 +178,58 @@ def check_named(root, files):
     return failures
 
 
+MD_LINK = re.compile(r"(?<!!)\[(?:[^\]\[]|\[[^\]]*\])*\]\(([^)\s]+)(?:\s+\"[^\"]*\")?\)")
+MD_IMAGE = re.compile(r"!\[[^\]]*\]\(([^)\s]+)\)")
+
+
+def heading_anchor(heading):
+    """GitHub's anchor of a Markdown heading: lower case, inline markup and punctuation dropped, spaces as hyphens."""
+    text = re.sub(r"<[^>]+>", "", heading).strip().lower()
+    text = re.sub(r"[^\w\- ]", "", text)
+    return text.replace(" ", "-")
+
+
+def page_anchors(text):
+    """Every anchor a page offers: its headings' (outside code blocks), repeats suffixed, and its <a id>s."""
+    anchors, seen, in_code = set(), {}, False
+    for line in text.splitlines():
+        if line.lstrip().startswith("```"):
+            in_code = not in_code
+            continue
+        if in_code:
+            continue
+        heading = re.match(r"#{1,6}\s+(.*?)\s*#*\s*$", line)
+        if heading:
+            anchor = heading_anchor(heading.group(1))
+            n = seen.get(anchor, 0)
+            seen[anchor] = n + 1
+            anchors.add(anchor if n == 0 else f"{anchor}-{n}")
+        anchors.update(re.findall(r"<a\s+(?:id|name)=\"([^\"]+)\"", line))
+    return anchors
+
+
+def check_links(root, files):
+    """Each relative link of each tracked page: its file exists, its anchor is a heading there."""
+    failures, anchors_of = [], {}
+    for page in sorted(f for f in files if f.endswith(".md")):
+        text = re.sub(r"```.*?```", "", read(root, page), flags=re.S)
+        text = re.sub(r"`[^`\n]*`", "", text)
+        for target in [m.group(1) for m in MD_LINK.finditer(text)] + [m.group(1) for m in MD_IMAGE.finditer(text)]:
+            if re.match(r"[a-z][a-z0-9+.-]*:", target):  # https:, mailto:
+                continue
+            path, _, anchor = target.partition("#")
+            linked = os.path.normpath(os.path.join(os.path.dirname(page), path)) if path else page
+            if not os.path.exists(os.path.join(root, linked)):
+                failures.append(f"{page}: the link ({target}) leads to no file ({linked})")
+                continue
+            if anchor and linked.endswith(".md"):
+                if linked not in anchors_of:
+                    anchors_of[linked] = page_anchors(read(root, linked))
+                if anchor not in anchors_of[linked]:
+                    failures.append(f"{page}: the link ({target}) names no heading of {linked}")
+    return failures
+
+
 def self_test():
     """Both checks on a made-up checkout: a renamed kernel and a stray file must fail, the rest pass."""
     with tempfile.TemporaryDirectory() as tmp:
@@ -188,17 +246,26 @@ def self_test():
         write("docs/runs/b.json", '{"name": "ts::add_old_kernel", "rung": "add/cuda/rows"}')
         write("docs/stray.txt", "nothing names me\n")
         write("tests/t.py", "docs/runs/a.json docs/runs/b.json\n")
+        write("guide/a.md", "# A page\n## Step 1: `make` it\n## Step 1: `make` it\n<a id=\"here\"></a>\n"
+                            "[ok](#step-1-make-it-1) [ok](b.md#b) [ok](#here) [web](https://x.org/#y)\n"
+                            "`[not a link](gone.md)`\n```\n[not a link](gone.md)\n```\n"
+                            "[broken](gone.md) [broken](b.md#nowhere) [broken](#step-1-make-it-2)\n")
+        write("guide/b.md", "# B\n")
         for cmd in (["init", "-q"], ["add", "."]):
             subprocess.run(["git", "-C", tmp, *cmd], check=True, capture_output=True)
         files = tracked(tmp)
         names = check_names(tmp, files)
         named = check_named(tmp, files)
+        links = check_links(tmp, files)
     expect = [
         (names, "docs/runs/b.json", "ts::add_old_kernel"),  # in a comment only: not defined
         (names, "docs/runs/b.json", "add/cuda/rows"),
         (names, "docs/runs/a.json", "ts::AddOp"),  # a functor the code does not define
         (named, "docs/stray.txt", "named by no page"),
         (named, "docs/README.md", "`gone/<x>.txt` names no file"),
+        (links, "guide/a.md", "(gone.md) leads to no file"),
+        (links, "guide/a.md", "(b.md#nowhere) names no heading"),
+        (links, "guide/a.md", "(#step-1-make-it-2) names no heading"),
     ]
     failures = []
     for found, path, what in expect:
@@ -206,21 +273,21 @@ def self_test():
             failures.append(f"self-test: expected a failure for {path} naming {what}; got {found}")
     if any(line.startswith(("docs/runs/a.steps.txt", "docs/runs/a.json: named")) for line in names + named):
         failures.append(f"self-test: a file that holds to the code and is named failed: {names + named}")
-    if len(names) != 2 or len(named) != 2:
-        failures.append(f"self-test: expected 2 + 2 failures, got {names} and {named}")
+    if len(names) != 2 or len(named) != 2 or len(links) != 3:
+        failures.append(f"self-test: expected 2 + 2 + 3 failures, got {names}, {named} and {links}")
     return failures
 
 
 def main():
-    if len(sys.argv) != 3 or sys.argv[2] not in ("names", "named", "self"):
-        print("usage: test_docs.py ROOT names|named|self", file=sys.stderr)
+    if len(sys.argv) != 3 or sys.argv[2] not in ("names", "named", "links", "self"):
+        print("usage: test_docs.py ROOT names|named|links|self", file=sys.stderr)
         return 2
     root, case = sys.argv[1], sys.argv[2]
     if case == "self":
         failures = self_test()
     else:
         files = tracked(root)
-        failures = check_names(root, files) if case == "names" else check_named(root, files)
+        failures = {"names": check_names, "named": check_named, "links": check_links}[case](root, files)
     for line in failures:
         print(line)
     print(f"test_docs.py {case}: {len(failures)} failure(s)")
