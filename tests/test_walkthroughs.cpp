@@ -1,13 +1,15 @@
-// tests/test_walkthroughs.cpp: the walk-throughs of tutorials 00-03, the GPU debugging page and
-// the trace cheat sheet quote only what their committed outputs say, and the tutorials judge their
-// kernel counts right.
+// tests/test_walkthroughs.cpp: the walk-throughs of tutorials 00-03, the GPU debugging page, the
+// trace cheat sheet and the page of words and kernel names quote only what their committed outputs
+// say, and the tutorials judge their kernel counts right.
 //
 // The citation rule of the pages: an HTML comment
 //     <!-- from docs/h200-runs/01_matmul_add/64_warm.out.txt [more files] -->
 // names the files (relative to the repository) that everything after it quotes, up to the next
 // such comment or the next heading. Below it,
 //   - every line of a plain fenced block (``` or ```text) is in one of those files, verbatim
-//     (trailing spaces aside); blocks fenced as ```sh, ```python or ```cpp are code, not quotes;
+//     (trailing spaces aside), or with "…" where columns of a wide table are left out (the pieces
+//     between, in order, in one line: ts::testing::excerpt_in); blocks fenced as ```sh, ```python
+//     or ```cpp are code, not quotes;
 //   - every decimal number of the prose (12.345) is in one of those files, as a number (not part
 //     of a longer one), except the result of a derivation written "(arithmetic: a / b = c)", whose
 //     inputs left of the last '=' are checked and whose result is not. Paths and link targets
@@ -28,6 +30,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/support/quote_check.h"
 #include "tests/support/synthetic_events.h"
 #include "tutorials/tutorial_support.h"
 
@@ -121,7 +124,7 @@ PageCheck check_page(const std::string& page) {
       while (!trimmed.empty() && (trimmed.back() == ' ' || trimmed.back() == '\r')) trimmed.pop_back();
       if (trimmed.empty()) continue;
       ++c.excerpt_lines;
-      if (corpus.find(trimmed) == std::string::npos)
+      if (!ts::testing::excerpt_in(corpus, trimmed))
         fail(fmt::format("excerpt line not in {}: {}", fmt::join(sources, " "), trimmed));
       continue;
     }
@@ -177,6 +180,13 @@ TEST_CASE("walkthroughs: the quote rule catches a number or an excerpt line that
   CHECK(quoted_prose("see [the run](../docs/h200-runs/x-2.5.txt) and `docs/a/b-1.5.txt`: 3.25") ==
         "see [the run] and  : 3.25");
   CHECK(quoted_prose("(arithmetic: 1.5 + 2.25 = 3.75) us").find("3.75") == std::string::npos);
+  // "…" leaves columns out: the pieces must be in one line, in order.
+  const std::string table = "  ts::mm    34.24%   77.019us   5.760us   3\n  ts::add   4.21%   9.468us   3.295us   3\n";
+  CHECK(ts::testing::excerpt_in(table, "  ts::mm    34.24%  \u2026  5.760us   3"));
+  CHECK_FALSE(ts::testing::excerpt_in(table, "  ts::mm  \u2026  3.295us"));  // two lines' pieces
+  CHECK_FALSE(ts::testing::excerpt_in(table, "  ts::mm    34.24%  \u2026  3.295us   3"));
+  CHECK_FALSE(ts::testing::excerpt_in(table, "5.760us  \u2026  34.24%"));
+  CHECK_FALSE(ts::testing::excerpt_in(table, "  ts::mm    34.24%   77.019us   5.760us   4"));
   const std::filesystem::path dir = std::filesystem::temp_directory_path() / "ts_walkthrough_rule";
   std::filesystem::create_directories(dir);
   const std::string page = std::filesystem::relative(dir / "page.md", TS_SOURCE_DIR).string();
@@ -193,13 +203,14 @@ TEST_CASE("walkthroughs: the quote rule catches a number or an excerpt line that
   std::filesystem::remove_all(dir);
 }
 
-TEST_CASE("walkthroughs: every number and excerpt of tutorials 00-03, the debugging page and the trace cheat sheet is in the file it cites") {
+TEST_CASE("walkthroughs: every number and excerpt of tutorials 00-03, the debugging page, the trace cheat sheet and the words page is in the file it cites") {
   require_page("tutorials/00_tensors_and_views.md", 5, 20);
   require_page("tutorials/01_matmul_add.md", 100, 120);
   require_page("tutorials/02_linear.md", 20, 40);
   require_page("tutorials/03_mlp.md", 60, 80);
   require_page("tutorials/debugging_on_a_gpu.md", 5, 40);
   require_page("tutorials/reading_a_trace.md", 20, 0);  // numbers only: its one block is a command
+  require_page("tutorials/words_and_kernel_names.md", 0, 7);  // kernel names only: no measured numbers
 }
 
 // ---- the kernel count: tutorial::check_kernel_count --------------------------------------------
