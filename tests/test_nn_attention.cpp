@@ -530,7 +530,7 @@ TEST_CASE("nn attention: every number of ops/attention/README.md's Measured and 
   REQUIRE(from != std::string::npos);
   REQUIRE(to != std::string::npos);
   const std::string corpus = ts::testing::read_folder("docs/h200-runs/04_attention") +
-                             ts::testing::read_source("docs/h200-runs/flash_attention.txt");
+                             ts::testing::read_folder("docs/h200-runs/gpu-check");
   const ts::testing::QuoteCheck n = ts::testing::check_quotes("ops/attention/README.md", readme.substr(from, to - from), corpus);
   CHECK(n.numbers >= 40);
 }

@@ -62,9 +62,13 @@ if [[ ${ONLY:-} != sanitizers ]]; then
     sections=(--section SpeedOfLight --section ComputeWorkloadAnalysis --section WarpStateStats --section Occupancy)
     for shape in "d128_128x176_noncausal B2H16S4096D128_noncausal" "d64_192x128_causal B4H16S4096D64"; do
       read -r name filter <<<"$shape"
-      timeout 200 ncu "${sections[@]}" --kernel-name regex:ts_flash_attn_fwd_v3 --launch-count 1 \
+      # The kernel by its exact name: the filter also runs flash_v3's steps, whose kernels come first.
+      kernel=ts_flash_attn_fwd_v3_bf16_${name%_*}
+      timeout 200 ncu "${sections[@]}" --kernel-name "$kernel" --launch-count 1 \
         "$build"/ts_bench --gpu --filter "attn/bf16/$filter/flash_v3" >"$out/ncu_$name.txt" 2>&1
-      echo "ncu $name exit $?"
+      rc=$?
+      grep -q "^  $kernel(" "$out/ncu_$name.txt" || { echo "ncu $name: $kernel was not profiled"; rc=1; }
+      echo "ncu $name exit $rc"
     done
   fi
 fi
