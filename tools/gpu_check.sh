@@ -26,7 +26,7 @@
 #
 # Every step appends its row to OUT_DIR/summary.txt (step, status, seconds, detail) and its log to
 # OUT_DIR/<step>.log; the rows so far are printed last. Exit status 0 when every step run passed.
-# Variables: BUILD (build/gpu), ARCHS (portable), JOBS (16), SWEEP (once), SANITIZER_TIMEOUT (420 s
+# Variables: BUILD (build/gpu), ARCHS (portable), JOBS (16), SWEEP (once), SANITIZER_TIMEOUT (560 s
 # per tool), TS_CUDA_FUZZ_SEED (2024) and TS_CUDA_FUZZ_CASES (3000).
 set -uo pipefail
 
@@ -46,7 +46,7 @@ BUILD=${BUILD:-build/gpu}
 ARCHS=${ARCHS:-portable}
 JOBS=${JOBS:-16}
 SWEEP=${SWEEP:-once}
-SANITIZER_TIMEOUT=${SANITIZER_TIMEOUT:-420}
+SANITIZER_TIMEOUT=${SANITIZER_TIMEOUT:-560}
 NVCC=/usr/local/cuda/bin/nvcc
 [[ -x $NVCC ]] || NVCC=$(command -v nvcc || echo nvcc)
 SANITIZER=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
