@@ -496,9 +496,7 @@ std::vector<Entry> entries() {
   return list;
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
+int main_impl(int argc, char** argv) {
   CLI::App app{"ts_bench: median per-op cost of tensorscope's hot paths"};
   std::string filter, json_path;
   bool list = false, gpu_only = false;
@@ -506,7 +504,14 @@ int main(int argc, char** argv) {
   app.add_option("--json", json_path, "also write one JSON object per line to this file");
   app.add_flag("--list", list, "list the entries and every registered variant");
   app.add_flag("--gpu", gpu_only, "run the GPU entries only");
-  CLI11_PARSE(app, argc, argv);
+  app.failure_message([](const CLI::App*, const CLI::Error& e) {
+    return fmt::format("ts_bench: {} (--help lists the flags)\n", e.what());
+  });
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : 2;  // --help, or a bad command line (one line on stderr)
+  }
 
   const std::vector<Entry> all = entries();
   if (!ts::cuda::built_with_cuda())
@@ -553,4 +558,21 @@ int main(int argc, char** argv) {
   }
   if (json) std::fclose(json);
   return 0;
+}
+
+}  // namespace
+
+// A ts::Error (an unknown TS_VARIANT, a GPU that cannot run a forced rung) or any other exception
+// becomes one line on stderr and exit status 1: nothing escapes main to abort the process.
+int main(int argc, char** argv) {
+  try {
+    return main_impl(argc, argv);
+  } catch (const std::exception& e) {
+    std::fflush(stdout);
+    fmt::print(stderr, "ts_bench: {}\n", e.what());
+  } catch (...) {
+    std::fflush(stdout);
+    fmt::print(stderr, "ts_bench: unknown exception\n");
+  }
+  return 1;
 }

@@ -1030,7 +1030,11 @@ int main(int argc, char** argv) {
   try {
     return ts::ladder::main_impl(argc, argv);
   } catch (const std::exception& e) {
+    std::fflush(stdout);
     fmt::print(stderr, "ts_ladder: {}\n", e.what());
-    return 2;
+  } catch (...) {
+    std::fflush(stdout);
+    fmt::print(stderr, "ts_ladder: unknown exception\n");
   }
+  return 2;
 }

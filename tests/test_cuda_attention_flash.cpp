@@ -37,6 +37,7 @@
 #include "ops/registry.h"
 #include "tensor/cuda_allocator.h"
 #include "tensor/cuda_check.h"
+#include "tests/support/case_rng.h"
 #include "tests/support/compare.h"
 #include "tests/support/gpu_sweep.h"
 
@@ -85,8 +86,7 @@ using ts::testing::Sweep;
 
 // A new seed per test run (printed on failure), or TS_TEST_SEED to repeat one.
 uint64_t fresh_seed() {
-  if (const char* env = std::getenv("TS_TEST_SEED")) return std::strtoull(env, nullptr, 10);
-  return (static_cast<uint64_t>(std::random_device{}()) << 16) ^ std::random_device{}();
+  return ts::testing::env_u64("TS_TEST_SEED", (static_cast<uint64_t>(std::random_device{}()) << 16) ^ std::random_device{}());
 }
 
 struct Shape {

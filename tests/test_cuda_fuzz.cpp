@@ -657,7 +657,7 @@ class Case {
 // Runs `count` cases on `device`; reports what ran. Stops after 20 failing cases.
 void run_fuzz(Device device, uint64_t default_count) {
   const uint64_t seed = env_u64("TS_CUDA_FUZZ_SEED", 2024);
-  const uint64_t count = env_u64("TS_CUDA_FUZZ_CASES", default_count);
+  const uint64_t count = env_u64("TS_CUDA_FUZZ_CASES", default_count, 1);
   const uint64_t first = env_u64("TS_CUDA_FUZZ_FIRST", 0);
   // f32 GEMMs in full f32 (TF32 would be a documented 1e-3 error, not a bug to find here).
   const bool tf32 = ts::cuda::allow_tf32();

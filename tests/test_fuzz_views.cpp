@@ -32,6 +32,7 @@
 #include <memory>
 #include <optional>
 #include <random>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -798,7 +799,24 @@ void run_fuzz(uint64_t seed, uint64_t first, uint64_t count) {
 
 TEST_CASE("fuzz: random view chains and ops against a scalar reference") {
   const uint64_t seed = env_u64("TS_FUZZ_SEED", 2024);
-  const uint64_t count = env_u64("TS_FUZZ_CASES", 5000);
+  const uint64_t count = env_u64("TS_FUZZ_CASES", 5000, 1);
   const uint64_t first = env_u64("TS_FUZZ_FIRST", 0);
   run_fuzz(seed, first, count);
+}
+
+TEST_CASE("fuzz: a case count of 0, or one that is not a whole number, fails instead of running nothing") {
+  const char* name = "TS_FUZZ_TEST_COUNT";
+  for (const char* bad : {"0", "abc", "12x", "-3", " 7", "18446744073709551616"}) {
+    INFO(name, "=", bad);
+    setenv(name, bad, 1);
+    CHECK_THROWS_WITH_AS(env_u64(name, 5000, 1), doctest::Contains("expected a whole number of at least 1"),
+                         std::invalid_argument);
+  }
+  setenv(name, "18446744073709551615", 1);
+  CHECK(env_u64(name, 5000, 1) == UINT64_MAX);
+  setenv(name, "", 1);
+  CHECK(env_u64(name, 5000, 1) == 5000);  // empty: the default
+  unsetenv(name);
+  CHECK(env_u64(name, 5000, 1) == 5000);
+  CHECK(env_u64("TS_FUZZ_TEST_UNSET_FIRST", 0) == 0);  // a first index may be 0
 }

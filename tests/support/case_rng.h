@@ -2,16 +2,29 @@
 // environment knobs (seed, count, first case).
 #pragma once
 
+#include <charconv>
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <random>
+#include <stdexcept>
+#include <string>
 
 namespace ts::testing {
 
 // The unsigned integer in environment variable `name`, or `fallback` when it is unset or empty.
-inline uint64_t env_u64(const char* name, uint64_t fallback) {
+// Anything else (not a decimal number, past 2^64 - 1, or below `least`) throws, failing the test
+// that asked: a sweep given TS_FUZZ_CASES=0 or =abc must not pass having run nothing.
+inline uint64_t env_u64(const char* name, uint64_t fallback, uint64_t least = 0) {
   const char* v = std::getenv(name);
-  return v != nullptr && *v != '\0' ? std::strtoull(v, nullptr, 10) : fallback;
+  if (v == nullptr || *v == '\0') return fallback;
+  uint64_t value = 0;
+  const char* end = v + std::strlen(v);
+  const auto [stop, error] = std::from_chars(v, end, value);
+  if (error != std::errc() || stop != end || value < least)
+    throw std::invalid_argument(std::string(name) + "='" + v + "': expected a whole number of at least " +
+                                std::to_string(least));
+  return value;
 }
 
 // A stream of its own for case `index` of a run with `seed` (splitmix64 of the two), so that any
