@@ -1,6 +1,9 @@
 // ops/checks.cpp: shared input checks.
 #include "ops/checks.h"
 
+#include <cmath>
+#include <limits>
+
 #include "ops/int_conversion.h"
 #include "tensor/cuda_device.h"
 
@@ -24,10 +27,29 @@ void check_inputs_on_one_device(OpCall& call) {
   if (!first) check_device_available(call.device, call.op.name);
 }
 
+namespace {
+
+// The largest finite value of a floating dtype.
+double largest_finite(DType dtype) {
+  switch (dtype) {
+    case DType::bf16: return 3.3895313892515355e38;  // 0x7f7f
+    case DType::f16: return 65504.0;                 // 0x7bff
+    default: return std::numeric_limits<float>::max();
+  }
+}
+
+}  // namespace
+
 void check_fill_value(const char* op_name, double value, DType dtype, const Dims& shape) {
   TS_CHECK(dtype != DType::i64 || fits_int64(value),
            "{}: value {} cannot be converted to type int64_t without overflow (the tensor is i64 of shape {})",
            op_name, value, shape);
+  // A finite value past the dtype's range would be stored as inf: refused, as PyTorch refuses it
+  // (inf and NaN themselves are values every floating dtype holds).
+  TS_CHECK(!is_floating(dtype) || !std::isfinite(value) || std::fabs(value) <= largest_finite(dtype),
+           "{}: value {} cannot be converted to type {} without overflow ({} holds magnitudes up to {}; the tensor is "
+           "of shape {})",
+           op_name, value, dtype_short_name(dtype), dtype_short_name(dtype), largest_finite(dtype), shape);
 }
 
 void check_floating(const OpCall& call, const Tensor& x, const char* what) {

@@ -11,9 +11,11 @@ namespace ts {
 void check_inputs_on_one_device(OpCall& call);
 
 // A scalar the user writes into a tensor of `dtype` and `shape` (full, fill_,
-// masked_fill, from_vector): for i64, the value must convert without overflow
-// (fits_int64: not NaN, not infinite, inside int64's range), as in PyTorch.
-// Converting a tensor (to, copy_) is not checked: NaN becomes INT64_MIN there.
+// masked_fill; from_vector for i64): it must convert without overflow, as in PyTorch:
+// for i64, fits_int64 (not NaN, not infinite, inside int64's range); for a floating
+// dtype, a finite value no larger in magnitude than the dtype's largest (1e30 is not
+// an f16; inf and NaN are). Converting a tensor (to, copy_) is not checked: NaN
+// becomes INT64_MIN there, and 1e30 becomes inf in f16.
 void check_fill_value(const char* op_name, double value, DType dtype, const Dims& shape);
 
 // x.dtype() is f32, bf16 or f16.

@@ -8,6 +8,7 @@
 #include <limits>
 #include <vector>
 
+#include "ops/dispatch.h"
 #include "ops/ops.h"
 #include "tensor/error.h"
 
@@ -105,10 +106,71 @@ TEST_CASE("edges: a scalar int64 cannot hold is refused by fill_, masked_fill an
   CHECK(ts::full({1}, kNaN, {ts::DType::b8}).item<bool>());
 }
 
+TEST_CASE("edges: a finite scalar past a floating dtype's range is refused by fill_, masked_fill and full, like PyTorch") {
+  // PyTorch: "value cannot be converted to type at::Half without overflow"; inf and NaN are values.
+  Tensor h = ts::zeros({2}, {ts::DType::f16});
+  CHECK_THROWS_WITH_AS(ts::fill_(h, 65505), Contains("fill_: value 65505 cannot be converted to type f16 without overflow"),
+                       ts::Error);
+  CHECK_THROWS_WITH_AS(ts::fill_(h, -1e30), Contains("f16 holds magnitudes up to 65504"), ts::Error);
+  CHECK(h.to_vector<float>() == std::vector<float>{0, 0});  // left as it was
+  const Tensor mask = ts::tensor({1, 0}, {ts::DType::b8});
+  CHECK_THROWS_WITH_AS(ts::masked_fill_(h, mask, -1e9), Contains("masked_fill_: value -1000000000 cannot be converted"),
+                       ts::Error);
+  CHECK_THROWS_WITH_AS(ts::masked_fill(h, mask, 7e4), Contains("masked_fill: value 70000 cannot be converted"), ts::Error);
+  CHECK_THROWS_WITH_AS(ts::full({3}, 1e39, {ts::DType::f32}), Contains("type f32 without overflow"), ts::Error);
+  CHECK_THROWS_WITH_AS(ts::full({3}, 3.4e38, {ts::DType::bf16}), Contains("type bf16 without overflow"), ts::Error);
+  // The largest finite values themselves, infinities and NaN are written.
+  ts::fill_(h, -65504);
+  CHECK(h.to_vector<float>() == std::vector<float>{-65504, -65504});
+  ts::masked_fill_(h, mask, -kInf);
+  CHECK(std::isinf(h.to_vector<float>()[0]));
+  CHECK(ts::full({1}, 3.4e38, {ts::DType::f32}).item<float>() == 3.4e38f);
+  CHECK(ts::full({1}, 3.3895313892515355e38, {ts::DType::bf16}).item<float>() == 3.3895313892515355e38f);
+  CHECK(std::isnan(ts::full({1}, kNaN, {ts::DType::f16}).item<float>()));
+  // A tensor built from values converts them, as torch.tensor does: 1e30 becomes inf in f16.
+  CHECK(std::isinf(ts::tensor({1e30}, {ts::DType::f16}).item<float>()));
+}
+
 TEST_CASE("edges: arange refuses non-finite bounds and lengths past int64") {
   CHECK_THROWS_WITH_AS(ts::arange(0, kInf), Contains("finite"), ts::Error);
   CHECK_THROWS_WITH_AS(ts::arange(kNaN, 1), Contains("finite"), ts::Error);
   CHECK_THROWS_WITH_AS(ts::arange(0, 1e30), Contains("more than a tensor can hold"), ts::Error);
   CHECK_THROWS_WITH_AS(ts::arange(0, 5, -1), Contains("inconsistent"), ts::Error);
   CHECK(ts::arange(0, 5, 2).to_vector<float>() == std::vector<float>{0, 2, 4});
+}
+
+// ---- numerics at scale: the CPU's reference rungs accumulate in double --------------------------
+// An f32 running sum stops growing at 2^24 (2^24 + 1 rounds back to 2^24): each case below reads
+// 2^24-ish where a single f32 accumulator is used, and the exact value here.
+
+TEST_CASE("edges: sum over 2^25 elements on the CPU is exact where an f32 running sum stops at 2^24") {
+  const int64_t n = int64_t{1} << 25;
+  CHECK(ts::sum(ts::ones({n}), 0).item<float>() == 33554432.0f);  // PyTorch: 33554432
+  // 0.1f, 2^24 times: the float64 value of that sum, rounded once to f32.
+  const double tenth = static_cast<double>(0.1f);
+  const float got = ts::sum(ts::full({n / 2}, 0.1), 0).item<float>();
+  CHECK(got == static_cast<float>(tenth * static_cast<double>(n / 2)));
+  // Along an inner dim too: rows of 2^24 + 2 ones (2^24 + 2 is an f32; 2^24 + 1 is not).
+  const int64_t row = (int64_t{1} << 24) + 2;
+  const std::vector<float> rows = ts::sum(ts::ones({2, row}), 1).to_vector<float>();
+  CHECK(rows == std::vector<float>{16777218.0f, 16777218.0f});
+}
+
+TEST_CASE("edges: softmax over a row of 2^25 zeros sums to 1, each element 2^-25") {
+  const int64_t n = int64_t{1} << 25;
+  const std::vector<float> y = ts::softmax(ts::zeros({n}), 0).to_vector<float>();
+  REQUIRE(static_cast<int64_t>(y.size()) == n);
+  double total = 0;
+  for (const float v : y) total += v;
+  CHECK(y.front() == std::ldexp(1.0f, -25));
+  CHECK(y.back() == std::ldexp(1.0f, -25));
+  CHECK(total == doctest::Approx(1.0).epsilon(1e-12));
+  const std::vector<float> safe = ts::_safe_softmax(ts::zeros({1, n}), 1).to_vector<float>();
+  CHECK(safe.front() == std::ldexp(1.0f, -25));
+}
+
+TEST_CASE("edges: mm/cpu/ref, the oracle, is exact over K = 2^25 where an f32 accumulator reads 2^24") {
+  const int64_t k = int64_t{1} << 25;
+  const ts::VariantOverride use("mm/cpu/ref");
+  CHECK(ts::mm(ts::ones({1, k}), ts::ones({k, 1})).item<float>() == 33554432.0f);
 }

@@ -348,7 +348,7 @@ using enum VariantDevice;
 
 // clang-format off
 const Variant mm_rungs[] = {
-  {"mm/cpu/ref",         &ops::mm,     cpu,  0, no_gpu, "triple loop over strided operands, f32 accumulator: the oracle", nullptr,                   run_kernel<&mm_cpu_ref>, "ops/matmul/matmul_cpu_ref.cpp"},
+  {"mm/cpu/ref",         &ops::mm,     cpu,  0, no_gpu, "triple loop over strided operands, double accumulator: the oracle", nullptr,                   run_kernel<&mm_cpu_ref>, "ops/matmul/matmul_cpu_ref.cpp"},
   {"mm/cpu/openblas",    &ops::mm,     cpu,  1, no_gpu, "OpenBLAS sgemm; t() views read in place as transposed operands", nullptr,                   run_kernel<&mm_cpu_openblas>, "ops/matmul/matmul_cpu_openblas.cpp"},
 #if TS_HAVE_CUDA
   {"mm/cuda/naive",      &ops::mm,     cuda, 2, sm75,   "one thread per output, a K loop over strided operands",         nullptr,                   run_kernel<&mm_cuda_naive>, "ops/matmul/matmul_cuda_naive.cu"},

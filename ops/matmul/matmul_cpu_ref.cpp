@@ -2,7 +2,9 @@
 //
 // What:  out[i][j] = beta * c[i][j] + alpha * sum_k a[i][k] * b[k][j], a triple
 //        loop that reads every operand through its strides (so t() views work
-//        unchanged) and accumulates in f32, rounding once at the store.
+//        unchanged) and accumulates in double, rounding once at the store: the
+//        oracle stays exact to f32 where an f32 running sum would drift (at
+//        K = 2^25 an f32 sum of ones stops growing at 2^24).
 // Cost:  2*M*N*K FLOPs with no reuse: O(M*N*K) loads. Fine as an oracle for
 //        test shapes; the OpenBLAS rung is what runs by default.
 // Try:   TS_VARIANT=mm/cpu/ref ./build/dev/tutorials/01_matmul_add --device cpu --size 64
@@ -35,11 +37,12 @@ void gemm_cpu_ref(const Tensor& a, const Tensor& b, const Tensor& c, double alph
       const int64_t as0 = a.strides()[0], as1 = a.strides()[1], bs0 = b.strides()[0], bs1 = b.strides()[1];
       for (int64_t i = 0; i < M; ++i)
         for (int64_t j = 0; j < N; ++j) {
-          float acc = 0;
-          for (int64_t k = 0; k < K; ++k) acc += load_f32(pa, i * as0 + k * as1) * load_f32(pb, k * bs0 + j * bs1);
-          float v = static_cast<float>(alpha) * acc;
-          if (use_c) v += static_cast<float>(beta) * load_f32(pc, i * c_strides[0] + j * c_strides[1]);
-          store_f32(po, i * out.strides()[0] + j * out.strides()[1], v);
+          double acc = 0;
+          for (int64_t k = 0; k < K; ++k)
+            acc += static_cast<double>(load_f32(pa, i * as0 + k * as1)) * load_f32(pb, k * bs0 + j * bs1);
+          double v = alpha * acc;
+          if (use_c) v += beta * load_f32(pc, i * c_strides[0] + j * c_strides[1]);
+          store_f32(po, i * out.strides()[0] + j * out.strides()[1], static_cast<float>(v));
         }
     }
   });

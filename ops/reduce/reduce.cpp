@@ -51,7 +51,7 @@ using enum VariantDevice;
 
 // clang-format off
 const Variant sum_rungs[] = {
-  {"sum/cpu/ref",     &ops::sum, cpu,  0, no_gpu, "per output element: a strided loop over dim, f32 accumulator", nullptr, run_kernel<&sum_cpu_ref>, "ops/reduce/reduce_cpu_ref.cpp"},
+  {"sum/cpu/ref",     &ops::sum, cpu,  0, no_gpu, "per output element: a strided loop over dim, double accumulator", nullptr, run_kernel<&sum_cpu_ref>, "ops/reduce/reduce_cpu_ref.cpp"},
 #if TS_HAVE_CUDA
   {"sum/cuda/naive",  &ops::sum, cuda, 1, sm75,   "a warp per output element, shuffle-reduced f32 partials",     nullptr, run_kernel<&sum_cuda_naive>, "ops/reduce/reduce_cuda_naive.cu"},
 #endif

@@ -1,7 +1,9 @@
 // ops/reduce/reduce_cpu_ref.cpp: rung 0 of sum and max over a dim.
 //
 // What:  for every output element, walk the reduced dim through its stride.
-//        sum accumulates in f32; max keeps the first index of the largest
+//        sum accumulates in double (an f32 running sum stops growing at 2^24:
+//        sum(ones(2^25)) would read 16777216, PyTorch's reads 33554432) and
+//        rounds once at the store; max keeps the first index of the largest
 //        value, and a NaN wins (it propagates, as in PyTorch).
 // Cost:  one read of the input, one write per output element.
 #include <cmath>
@@ -32,9 +34,9 @@ void sum_cpu_ref(const Tensor& x, const ReduceAttrs& attrs, Tensor& out) {
       const T* px = static_cast<const T*>(x.data_ptr());
       T* po = static_cast<T*>(out.data_ptr());
       for_each_row(x, attrs, out, [&](int64_t xo, int64_t oo) {
-        float acc = 0;
+        double acc = 0;
         for (int64_t i = 0; i < n; ++i) acc += load_f32(px, xo + i * stride);
-        store_f32(po, oo, acc);
+        store_f32(po, oo, static_cast<float>(acc));
       });
     }
   });

@@ -27,7 +27,7 @@ using enum VariantDevice;
 
 // clang-format off
 const Variant softmax_rungs[] = {
-  {"softmax/cpu/ref",             &ops::softmax,       cpu,  0, no_gpu, "per row: max, sum of exp(x - max), divide (f32)",   nullptr,                    run_kernel<&softmax_cpu_ref>, "ops/softmax/softmax_cpu_ref.cpp"},
+  {"softmax/cpu/ref",             &ops::softmax,       cpu,  0, no_gpu, "per row: max, sum of exp(x - max) in double, divide", nullptr,                 run_kernel<&softmax_cpu_ref>, "ops/softmax/softmax_cpu_ref.cpp"},
 #if TS_HAVE_CUDA
   {"softmax/cuda/block",          &ops::softmax,       cuda, 1, sm75,   "a block per row; warp shuffles, then shared memory", nullptr,                    run_kernel<&softmax_cuda_block>, "ops/softmax/softmax_cuda_block.cu"},
   {"softmax/cuda/warp",           &ops::softmax,       cuda, 2, sm75,   "a warp per row (<= 1024): shuffles, no barrier",     softmax_cuda_warp_supports, run_kernel<&softmax_cuda_warp>, "ops/softmax/softmax_cuda_warp.cu"},

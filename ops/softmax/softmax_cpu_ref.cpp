@@ -2,7 +2,9 @@
 //
 // What:  per row along `dim`: m = max(x), s = sum(exp(x - m)), y = exp(x - m) / s.
 //        Subtracting the max changes nothing mathematically (softmax is
-//        shift-invariant) but keeps exp from overflowing. All in f32.
+//        shift-invariant) but keeps exp from overflowing. exp in f32, the sum
+//        in double (an f32 sum of 2^25 ones stops at 2^24: every y would be
+//        twice too large), each y rounded once.
 // Safe:  a row that is entirely -inf has m = -inf and x - m = NaN; the safe
 //        variant returns 0 for such rows (what attention wants for a query
 //        that may attend to nothing), the plain one returns NaN like PyTorch.
@@ -45,9 +47,10 @@ void softmax_rows(const Tensor& x, const SoftmaxAttrs& attrs, Tensor& out, bool 
           for (int64_t i = 0; i < n; ++i) store_f32(po, o[1] + i * os, 0.0f);
           return;
         }
-        float s = 0;
+        double s = 0;
         for (int64_t i = 0; i < n; ++i) s += e[static_cast<size_t>(i)] = std::exp(load_f32(px, o[0] + i * xs) - m);
-        for (int64_t i = 0; i < n; ++i) store_f32(po, o[1] + i * os, e[static_cast<size_t>(i)] / s);
+        for (int64_t i = 0; i < n; ++i)
+          store_f32(po, o[1] + i * os, static_cast<float>(e[static_cast<size_t>(i)] / s));
       });
     }
   });
