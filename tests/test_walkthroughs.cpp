@@ -205,9 +205,12 @@ TEST_CASE("walkthroughs: the quote rule catches a number or an excerpt line that
 
 TEST_CASE("walkthroughs: every number and excerpt of tutorials 00-03, the debugging page, the trace cheat sheet and the words page is in the file it cites") {
   require_page("tutorials/00_tensors_and_views.md", 5, 20);
-  require_page("tutorials/01_matmul_add.md", 100, 120);
+  require_page("tutorials/01_matmul_add.md", 40, 50);
+  require_page("tutorials/01_matmul_add_trace.md", 45, 85);
+  require_page("tutorials/01_matmul_add_fusion.md", 40, 65);
   require_page("tutorials/02_linear.md", 20, 40);
-  require_page("tutorials/03_mlp.md", 60, 80);
+  require_page("tutorials/03_mlp.md", 65, 60);
+  require_page("tutorials/03_mlp_kernels.md", 45, 30);
   require_page("tutorials/debugging_on_a_gpu.md", 5, 40);
   require_page("tutorials/reading_a_trace.md", 20, 0);  // numbers only: its one block is a command
   require_page("tutorials/words_and_kernel_names.md", 0, 7);  // kernel names only: no measured numbers
