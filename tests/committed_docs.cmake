@@ -136,6 +136,6 @@ add_test(NAME trace_memory_05_errors COMMAND ${t05_memory_test} errors --tool $<
 # under docs/ is named by a page, a test, a script, another output or a README there (docs/README.md
 # is the index); every relative link and anchor of every tracked page leads somewhere; the checks
 # themselves, on a made-up tree.
-foreach(case names named links self)
+foreach(case names named links pages self)
   add_test(NAME docs_${case} COMMAND python3 ${PROJECT_SOURCE_DIR}/tests/test_docs.py ${PROJECT_SOURCE_DIR} ${case})
 endforeach()

@@ -14,8 +14,10 @@
           (GitHub's anchors: the heading in lower case, punctuation dropped, spaces as hyphens, a
           repeated heading's anchor suffixed -1, -2, ...) or to an <a id="..."> there; links to
           web addresses are not followed, code blocks and `code spans` are not read
+  pages   every walk-through (tutorials/NN_*.md) reads in one sitting: at most 360 lines (about 350)
+          and no line over 140 characters (a wide table's excerpt leaves columns out with "…")
   self    the checks catch what they are for, on a made-up tree (a renamed kernel, a stray file,
-          a link to a missing file, to a missing heading)
+          a link to a missing file, to a missing heading, a page too long and a line too wide)
 
 Only tracked files count (git ls-files; every file outside build/ in a checkout without git): a
 scratch output in the checkout is nobody's evidence.
@@ -230,6 +232,25 @@ def check_links(root, files):
     return failures
 
 
+WALKTHROUGH = re.compile(r"tutorials/[0-9][0-9]_[^/]*\.md$")
+MAX_LINES, MAX_WIDTH = 360, 140
+
+
+def check_pages(root, files):
+    """Each walk-through's length and the width of each of its lines (in characters)."""
+    failures = []
+    for path in files:
+        if not WALKTHROUGH.match(path):
+            continue
+        lines = read(root, path).splitlines()
+        if len(lines) > MAX_LINES:
+            failures.append(f"{path}: {len(lines)} lines, more than {MAX_LINES}: split it (one sitting each)")
+        for number, line in enumerate(lines, 1):
+            if len(line) > MAX_WIDTH:
+                failures.append(f"{path}:{number}: {len(line)} characters, more than {MAX_WIDTH}")
+    return failures
+
+
 def self_test():
     """Both checks on a made-up checkout: a renamed kernel and a stray file must fail, the rest pass."""
     with tempfile.TemporaryDirectory() as tmp:
@@ -251,12 +272,16 @@ def self_test():
                             "`[not a link](gone.md)`\n```\n[not a link](gone.md)\n```\n"
                             "[broken](gone.md) [broken](b.md#nowhere) [broken](#step-1-make-it-2)\n")
         write("guide/b.md", "# B\n")
+        write("tutorials/01_long.md", "line\n" * (MAX_LINES + 1))
+        write("tutorials/02_wide.md", "# Wide\n" + "x" * MAX_WIDTH + "\n" + "\u2026" * (MAX_WIDTH + 1) + "\n")
+        write("tutorials/words.md", "x" * (MAX_WIDTH + 1) + "\n")  # not a walk-through
         for cmd in (["init", "-q"], ["add", "."]):
             subprocess.run(["git", "-C", tmp, *cmd], check=True, capture_output=True)
         files = tracked(tmp)
         names = check_names(tmp, files)
         named = check_named(tmp, files)
         links = check_links(tmp, files)
+        pages = check_pages(tmp, files)
     expect = [
         (names, "docs/runs/b.json", "ts::add_old_kernel"),  # in a comment only: not defined
         (names, "docs/runs/b.json", "add/cuda/rows"),
@@ -266,6 +291,8 @@ def self_test():
         (links, "guide/a.md", "(gone.md) leads to no file"),
         (links, "guide/a.md", "(b.md#nowhere) names no heading"),
         (links, "guide/a.md", "(#step-1-make-it-2) names no heading"),
+        (pages, "tutorials/01_long.md", f"{MAX_LINES + 1} lines"),
+        (pages, "tutorials/02_wide.md:3", f"{MAX_WIDTH + 1} characters"),
     ]
     failures = []
     for found, path, what in expect:
@@ -273,21 +300,22 @@ def self_test():
             failures.append(f"self-test: expected a failure for {path} naming {what}; got {found}")
     if any(line.startswith(("docs/runs/a.steps.txt", "docs/runs/a.json: named")) for line in names + named):
         failures.append(f"self-test: a file that holds to the code and is named failed: {names + named}")
-    if len(names) != 2 or len(named) != 2 or len(links) != 3:
-        failures.append(f"self-test: expected 2 + 2 + 3 failures, got {names}, {named} and {links}")
+    if len(names) != 2 or len(named) != 2 or len(links) != 3 or len(pages) != 2:
+        failures.append(f"self-test: expected 2 + 2 + 3 + 2 failures, got {names}, {named}, {links} and {pages}")
     return failures
 
 
 def main():
-    if len(sys.argv) != 3 or sys.argv[2] not in ("names", "named", "links", "self"):
-        print("usage: test_docs.py ROOT names|named|links|self", file=sys.stderr)
+    if len(sys.argv) != 3 or sys.argv[2] not in ("names", "named", "links", "pages", "self"):
+        print("usage: test_docs.py ROOT names|named|links|pages|self", file=sys.stderr)
         return 2
     root, case = sys.argv[1], sys.argv[2]
     if case == "self":
         failures = self_test()
     else:
         files = tracked(root)
-        failures = {"names": check_names, "named": check_named, "links": check_links}[case](root, files)
+        failures = {"names": check_names, "named": check_named, "links": check_links,
+                    "pages": check_pages}[case](root, files)
     for line in failures:
         print(line)
     print(f"test_docs.py {case}: {len(failures)} failure(s)")
