@@ -517,7 +517,8 @@ TEST_CASE("nn attention: every number tutorials/04_attention.md quotes is in the
   const std::string corpus =
       ts::testing::read_folder("docs/h200-runs/04_attention") + ts::testing::read_folder("docs/cpu-runs/04_attention") +
       ts::testing::read_source("docs/pytorch-reference/torch-2.11-h200-part3-key-averages.txt") +
-      ts::testing::read_source("docs/pytorch-reference/torch-2.11-h200-sdpa-flash-kernel-records.txt");
+      ts::testing::read_source("docs/pytorch-reference/torch-2.11-h200-sdpa-flash-kernel-records.txt") +
+      ts::testing::read_source("docs/series/torch-attention-profile.excerpts.md");  // the article lines the pages compare with
   // The walk-through, and its companion page for kernel writers (the flash rungs timed), against the same files.
   const ts::testing::QuoteCheck lesson = ts::testing::check_quotes(
       "tutorials/04_attention.md", ts::testing::read_source("tutorials/04_attention.md"), corpus);

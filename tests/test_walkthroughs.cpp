@@ -61,10 +61,11 @@ bool has_number(const std::string& text, const std::string& number) {
   return false;
 }
 
-// The folders a page may cite: outputs that only tools/refresh_walkthroughs.sh writes, and PyTorch's.
+// The folders a page may cite: outputs that only tools/refresh_walkthroughs.sh writes, PyTorch's,
+// and the articles' lines that a page compares with (docs/series/).
 bool citable(const std::string& path) {
   return starts_with(path, "docs/h200-runs/") || starts_with(path, "docs/cpu-runs/") ||
-         starts_with(path, "docs/pytorch-reference/");
+         starts_with(path, "docs/pytorch-reference/") || starts_with(path, "docs/series/");
 }
 
 struct PageCheck {
@@ -135,7 +136,8 @@ PageCheck check_page(const std::string& page) {
       std::istringstream names(m[1].str());
       for (std::string name; names >> name;) {
         ++c.citations;
-        if (!citable(name)) fail("cites " + name + ", outside the refresh script's folders and the PyTorch reference");
+        if (!citable(name))
+          fail("cites " + name + ", outside the refresh script's folders, the PyTorch reference and the articles");
         const std::string body = read_file(name);
         if (body.empty()) fail("cites " + name + ", which does not exist or is empty");
         sources.push_back(name);
