@@ -31,6 +31,11 @@ add_test(NAME trace_diff_self COMMAND ${trace_tools_test} diff-self --tool $<TAR
 add_test(NAME trace_diff_03_mlp_eager_vs_fused
   COMMAND ${trace_tools_test} diff-fusion --tool $<TARGET_FILE:ts_trace_diff> --before ${mlp}_eager.json --after ${mlp}_fused.json)
 add_test(NAME trace_diff_errors COMMAND ${trace_tools_test} diff-errors --tool $<TARGET_FILE:ts_trace_diff> --trace ${mlp}_eager.json)
+# Files no tool wrote (wrong field types, deep nesting, gzip bombs, /dev/zero, a FIFO, a directory) and
+# out-of-range numeric options: one line and an exit status from each tool, never a signal.
+foreach(tool ts_trace_check ts_trace_diff ts_trace_svg)
+  add_test(NAME trace_hostile_${tool} COMMAND ${trace_tools_test} hostile --tool $<TARGET_FILE:${tool}> --trace ${mlp}_eager.json)
+endforeach()
 # Every table tutorials 00-03 wrote on the H200 (their folders and hopper/) beside its trace (<config>.txt beside <config>.json)
 # against the diff's reading of that trace (tutorial 04's below).
 file(GLOB h200_tables RELATIVE ${h200} ${h200}/0[0-3]_*/*.txt ${h200}/hopper/*.txt)

@@ -20,6 +20,13 @@ the test would have to be wrong the same way to agree:
   diff-fusion  eager against fused MLP: the gelu and mul kernels vanish, the geglu one appears
   diff-table   the "before" columns equal the table key_averages printed in the same run
   diff-errors  as svg-errors, for ts_trace_diff
+  hostile      files no tool wrote (a field of another JSON type, a dur of 1e300, nesting 100000
+               deep, gzip bombs, /dev/zero, a FIFO, a directory, a file past TS_TRACE_MAX_BYTES),
+               for --tool (ts_trace_check, ts_trace_diff or ts_trace_svg): exit 1, one line on stderr
+               naming the file and the problem (the field, the kind of value, the expected one),
+               nothing on stdout, no signal, within 20 s; numeric options out of range or not numbers
+               (--steps abc, --from-us 1e300, --to-us nan): exit 2 in one line; a trace of 40000
+               scopes with a memory event each read (and drawn with --memory) in under 4 s
   pictures     render_pictures.sh into a temporary root equals the committed pictures, folder by
                folder (docs/h200-runs/<tutorial>/pictures/), and every picture a page shows exists
   quote        the README's pasted diff is lines of the committed output, and that output
@@ -35,6 +42,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 import xml.etree.ElementTree as ET
 from decimal import Decimal
 
@@ -478,6 +486,198 @@ def case_diff_errors(a):
     expect_clean_failure([a.tool, a.trace, a.trace, "--bogus"], "ts_trace_diff --bogus")
 
 
+# ---- hostile files: every tool ends in one line, never a signal -------------------------
+
+# What a checked field must be, in the words of the tools' errors ("event 0: "ts" is a string,
+# expected a number").
+EXPECTED_TYPE = {"ts": "a number", "dur": "a number", "name": "a string", "args": "an object", "id": "an integer",
+                 "args.correlation": "an integer", "args.External id": "an integer"}
+
+
+def json_kind(value):
+    """A JSON value's kind as the errors name it."""
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, list):
+        return "a list"
+    return "an object" if isinstance(value, dict) else "null"
+
+
+def event(**fields):
+    e = {"ph": "X", "cat": "cpu_op", "name": "a", "pid": 1, "tid": 1, "ts": 1, "dur": 1, "args": {"External id": 1}}
+    e.update(fields)
+    return e
+
+
+def hostile_inputs(tmp):
+    """Files no tool wrote: {name: (path, environment, words its one-line error must hold)}. The words are
+    recomputed here from what each file does wrong (the field, the kind of value put there)."""
+    files = {}
+    mib = 1 << 20
+
+    def write(name, data, env=None, words=()):
+        path = os.path.join(tmp, name)
+        with (gzip.open(path, "wb", compresslevel=1) if name.endswith(".gz") else open(path, "wb")) as f:
+            for chunk in data:
+                f.write(chunk.encode() if isinstance(chunk, str) else chunk)
+        files[name] = (path, env or {}, [path] + list(words))
+
+    def wrong_type(name, events, index, field, value):
+        """events[index] gets `value` in `field` ("args.correlation": inside args)."""
+        target = events[index]
+        if "." in field:
+            outer, inner = field.split(".", 1)
+            target = target.setdefault(outer, {})
+            field_in = inner
+        else:
+            field_in = field
+        target[field_in] = value
+        write(name, [json.dumps({"traceEvents": events})],
+              words=[f'event {index}: "{field}" is {json_kind(value)}, expected {EXPECTED_TYPE[field]}'])
+
+    wrong_type("ts_string.json", [event()], 0, "ts", "12")
+    wrong_type("name_number.json", [event()], 0, "name", 5)
+    wrong_type("args_list.json", [event()], 0, "args", [])
+    wrong_type("correlation_string.json", [event(cat="kernel", pid=0, tid=7)], 0, "args.correlation", "1")
+    flows = [event(cat="cuda_runtime", name="cudaLaunchKernel", args={"correlation": 1}),
+             {"ph": "s", "cat": "ac2g", "name": "ac2g", "id": 1, "pid": 1, "tid": 1, "ts": 1},
+             {"ph": "f", "cat": "ac2g", "name": "ac2g", "id": 1, "pid": 0, "tid": 7, "ts": 2, "bp": "e"},
+             event(cat="kernel", name="k", pid=0, tid=7, ts=2, args={"correlation": 1})]
+    wrong_type("flow_id_string.json", flows, 1, "id", "1")
+    # A duration no clock gives: refused (the drawing's arithmetic would overflow), not drawn.
+    write("dur_huge.json", [json.dumps({"traceEvents": [event(dur=1e300), event(ts=5)]})],
+          words=['event 0: "dur" is 1e+300, out of range'])
+    # Nesting 100000 deep: the whole file, and one event's args.
+    depth = 100_000
+    write("deep.json", ["[" * depth, "]" * depth], words=["nested deeper than"])
+    write("deep_args.json", ['{"traceEvents": [{"ph": "X", "args": ', "[" * depth, "]" * depth, "}]}"],
+          words=["nested deeper than"])
+    # Gzip bombs. Zeros: not JSON from the first byte. A string, or a run of spaces, longer than any
+    # trace holds: stopped at 16 MiB. Small events past the inflated-size limit (lowered to 1 MB here).
+    write("zeros.json.gz", [bytes(mib)] * 64, words=["not valid JSON"])
+    write("string_bomb.json.gz", ['{"traceEvents": [{"ph": "X", "name": "'] + ["a" * mib] * 20,
+          words=["more than 16 MiB without a complete string or number"])
+    write("spaces_bomb.json.gz", ['{"traceEvents": ['] + [" " * mib] * 20,
+          words=["more than 16 MiB without a complete string or number"])
+    write("events_bomb.json.gz", ['{"traceEvents": ['] + ['{"ph": "i", "ts": 1},' * 50_000] * 8,
+          env={"TS_TRACE_MAX_BYTES": "1000000"}, words=["more than 1000000 bytes once inflated", "TS_TRACE_MAX_BYTES"])
+    # A parse error after a long run: the error quotes what the parser last read, cut to a line.
+    write("spaces_then_garbage.json", ['{"traceEvents": [', " " * (4 * mib), "x]}"], words=["not valid JSON"])
+    write("too_big.json", ['{"traceEvents": [', '{"ph": "i", "ts": 1},' * 100_000, '{}]}'],
+          env={"TS_TRACE_MAX_BYTES": "1000000"}, words=["more than 1000000 bytes", "TS_TRACE_MAX_BYTES"])
+    # Not regular files: a character device that never ends, a FIFO nobody writes, a directory.
+    files["dev_zero"] = ("/dev/zero", {}, ["/dev/zero", "a character device", "regular file"])
+    fifo = os.path.join(tmp, "fifo.json")
+    os.mkfifo(fifo)
+    files["fifo"] = (fifo, {}, [fifo, "a FIFO", "regular file"])
+    folder = os.path.join(tmp, "folder.json")
+    os.mkdir(folder)
+    files["directory"] = (folder, {}, [folder, "a directory", "regular file"])
+    return files
+
+
+def memory_heavy_trace(path, scopes):
+    """One thread of `scopes` ops in a row, each allocating a block: as many [memory] events as ops and
+    every op a scope of the chart (finding each event's scope, and each scope's row, took time
+    quadratic in them)."""
+    events = []
+    for k in range(scopes):
+        t = 10.0 * k
+        events.append({"ph": "X", "cat": "cpu_op", "name": "ts::empty", "pid": 1, "tid": 1, "ts": t, "dur": 8.0,
+                       "args": {"External id": k}})
+        events.append({"ph": "i", "cat": "cpu_instant_event", "s": "t", "name": "[memory]", "pid": 1, "tid": 1,
+                       "ts": t + 1.0, "args": {"Bytes": 4096, "Addr": 4096 * k, "Device Type": 0, "Device Id": -1}})
+    with open(path, "w") as f:
+        json.dump({"traceEvents": events}, f)
+    return scopes
+
+
+def timed_run(cmd, env=None, limit=60, cwd=None):
+    """(the CompletedProcess or None past `limit` seconds, the seconds it ran)."""
+    start = time.monotonic()
+    try:
+        r = subprocess.run(cmd, capture_output=True, text=True, env=dict(os.environ, **(env or {})), timeout=limit,
+                           cwd=cwd)
+    except subprocess.TimeoutExpired:
+        return None, limit
+    return r, time.monotonic() - start
+
+
+def case_hostile(a):
+    tool = tool_path(a.tool)
+    which = os.path.basename(tool)  # ts_trace_check, ts_trace_diff or ts_trace_svg
+    good = os.path.abspath(a.trace)
+    max_seconds = 20
+    with tempfile.TemporaryDirectory() as tmp, tempfile.TemporaryDirectory() as cwd:
+        for name, (path, env, words) in hostile_inputs(tmp).items():
+            if which == "ts_trace_check":
+                runs = [[tool, path]]
+            elif which == "ts_trace_diff":
+                runs = [[tool, path, good], [tool, good, path]]
+            else:
+                runs = [[tool, path, "-o", "-"], [tool, "--memory", path], [tool, path, "--step", "3"]]
+            for cmd in runs:
+                r, seconds = timed_run(cmd, env, limit=max_seconds, cwd=cwd)
+                what = f"{which} {name} ({' '.join(cmd[1:])})"
+                check(r is not None, f"{what}: still running after {max_seconds} s")
+                if r is None:
+                    continue
+                lines = [line for line in r.stderr.splitlines() if line.strip()]
+                print(f"{what}: exit {r.returncode} in {seconds:.2f} s: {r.stderr.strip()[:300]}")
+                check(r.returncode == 1, f"{what}: exit {r.returncode} (negative: a signal), expected 1")
+                check(len(lines) == 1, f"{what}: stderr is {len(lines)} lines, expected one: {lines[:3]}")
+                check(len(r.stderr) < 1000, f"{what}: the error line is {len(r.stderr)} characters long")
+                check(r.stdout == "", f"{what}: printed on stdout: {r.stdout[:200]!r}")
+                for word in words:
+                    check(word in r.stderr, f"{what}: the error does not say {word!r}: {r.stderr.strip()[:300]!r}")
+        check(os.listdir(cwd) == [], f"a failed run wrote {os.listdir(cwd)}")
+
+        # Command-line values out of range or not numbers: refused in one line, exit 2.
+        if which == "ts_trace_check":
+            bad_values = [(["--steps", "abc"], ["--steps", "'abc'"]), (["--steps", "99999999999999999999"],
+                                                                         ["--steps", "out of range"])]
+        elif which == "ts_trace_svg":
+            bad_values = [([option, value], [option, value]) for option in ("--from-us", "--to-us")
+                          for value in ("1e300", "-1e300", "nan", "inf", "1e400")]
+            bad_values += [(["--step", "99999999999999999999"], ["--step", "out of range"])]
+        else:
+            bad_values = []
+        for extra, words in bad_values:
+            cmd = [tool, good] + extra + (["-o", "-"] if which == "ts_trace_svg" else [])
+            r, seconds = timed_run(cmd, limit=max_seconds, cwd=cwd)
+            what = f"{which} {' '.join(extra)}"
+            check(r is not None, f"{what}: still running after {max_seconds} s")
+            if r is None:
+                continue
+            lines = [line for line in r.stderr.splitlines() if line.strip()]
+            print(f"{what}: exit {r.returncode}: {r.stderr.strip()[:300]}")
+            check(r.returncode == 2, f"{what}: exit {r.returncode}, expected 2 (a wrong command line)")
+            check(len(lines) == 1 and r.stdout == "", f"{what}: stderr {lines[:3]}, stdout {r.stdout[:200]!r}")
+            for word in words:
+                check(word in r.stderr, f"{what}: the error does not say {word!r}")
+
+        # Many scopes, each with a memory event, on one thread: read and drawn in linear time.
+        heavy = os.path.join(tmp, "memory_heavy.json")
+        count = memory_heavy_trace(heavy, 40_000)
+        cmd = {"ts_trace_check": [tool, heavy], "ts_trace_diff": [tool, heavy, heavy],
+               "ts_trace_svg": [tool, "--memory", heavy, "-o", "-"]}[which]
+        r, seconds = timed_run(cmd, limit=max_seconds, cwd=cwd)
+        print(f"{which} on {os.path.getsize(heavy)} bytes ({count} memory events): "
+              f"{'timed out' if r is None else f'exit {r.returncode}'} in {seconds:.2f} s")
+        # Linear work: ~1 s for ts_trace_svg --memory on 2 cores; work quadratic in the scopes takes ~7 s.
+        check(r is not None and seconds < 4, f"{which} on the memory-heavy trace took {seconds:.1f} s, expected < 4 s")
+        if r is not None:
+            check(r.returncode in (0, 1) and (r.returncode == 0 or which == "ts_trace_check"),
+                  f"{which} on the memory-heavy trace: exit {r.returncode}: {r.stderr.strip()[:300]}")
+            if which == "ts_trace_svg" and r.returncode == 0:
+                ticks = r.stdout.count('class="mem-ev"')
+                check(ticks == count, f"--memory drew {ticks} memory events, the trace has {count}")
+
+
 # ---- pictures and quotes --------------------------------------------------------------
 
 
@@ -557,7 +757,7 @@ def main():
     a = p.parse_args()
     cases = {"svg": case_svg, "svg-errors": case_svg_errors, "diff-self": case_diff_self,
              "diff-fusion": case_diff_fusion, "diff-table": case_diff_table, "diff-errors": case_diff_errors,
-             "pictures": case_pictures, "quote": case_quote}
+             "hostile": case_hostile, "pictures": case_pictures, "quote": case_quote}
     cases[a.case](a)
     print("FAILED" if failures else "OK")
     return 1 if failures else 0

@@ -10,6 +10,9 @@
 // consecutive (and as many as --steps says); cpu_op events carry an External
 // id; every kernel, memcpy, memset and sync starts after its API call and has
 // exactly one incoming flow. Prints what it found; exits 1 on any violation.
+// A file it cannot read as a trace (not a regular file, too large, not JSON, nested too deep, a
+// field of another JSON type or out of range; tools/trace_file.h has the rules) gets one line on
+// stderr and exit 1; a wrong command line (--steps abc) one line and exit 2.
 #include <fmt/core.h>
 
 #include <algorithm>
@@ -24,157 +27,132 @@
 
 namespace {
 
+using ts::trace::Event;
 using ts::trace::Json;
-using ts::trace::read_file;
-using ts::trace::to_ns;
-
-std::string lane_name(const Json& pid, const Json& tid) { return fmt::format("pid {} tid {}", pid.dump(), tid.dump()); }
 
 struct Span {
   int64_t start, end;
-  size_t index;
+  std::string name;
 };
 
+struct GpuWork {  // a kernel, memcpy, memset or sync with its launch's correlation
+  std::string cat, name;
+  int64_t correlation, start;
+};
+
+// The violations: the first kShown of them kept, the rest counted (a file of a billion bad events
+// costs no memory for them).
 struct Report {
+  static constexpr size_t kShown = 30;
   std::vector<std::string> errors;
+  size_t count = 0;
   template <typename... Args>
   void error(fmt::format_string<Args...> format, Args&&... args) {
-    errors.push_back(fmt::format(format, std::forward<Args>(args)...));
+    if (count++ < kShown) errors.push_back(fmt::format(format, std::forward<Args>(args)...));
   }
 };
 
-}  // namespace
+constexpr const char* kUsage = "ts_trace_check TRACE.json[.gz] [--steps N]";
 
-int main(int argc, char** argv) {
-  std::string path;
-  int expected_steps = -1;
-  for (int i = 1; i < argc; ++i) {
-    const std::string arg = argv[i];
-    if (arg == "--steps" && i + 1 < argc) {
-      expected_steps = std::stoi(argv[++i]);
-    } else if (arg == "-h" || arg == "--help") {
-      fmt::print("usage: ts_trace_check TRACE.json[.gz] [--steps N]\n");
-      return 0;
-    } else {
-      path = arg;
-    }
-  }
-  if (path.empty()) {
-    fmt::print(stderr, "usage: ts_trace_check TRACE.json[.gz] [--steps N]\n");
-    return 2;
-  }
-
-  std::string text;
-  if (!read_file(path, &text)) {
-    fmt::print(stderr, "ts_trace_check: cannot read {}\n", path);
-    return 1;
-  }
-  Json trace;
-  try {
-    trace = Json::parse(text);
-  } catch (const std::exception& e) {
-    fmt::print("ts_trace_check: {}: not valid JSON: {}\nFAILED\n", path, e.what());
-    return 1;
-  }
+int check(const std::string& path, int64_t expected_steps) {
   Report report;
-  fmt::print("ts_trace_check: {} ({} bytes)\n", path, text.size());
-
-  // ---- top level ----
-  if (!trace.is_object()) {
-    fmt::print("  the top level is not an object\nFAILED\n");
-    return 1;
-  }
-  const std::vector<std::string> required{"schemaVersion", "deviceProperties", "distributedInfo", "displayTimeUnit",
-                                          "baseTimeNanoseconds", "traceEvents", "traceName"};
-  for (const std::string& key : required)
-    if (!trace.contains(key)) report.error("missing top-level key \"{}\"", key);
-  std::vector<std::string> keys;
-  for (const auto& item : trace.items()) keys.push_back(item.key());
-  const auto events_at = std::find(keys.begin(), keys.end(), "traceEvents");
-  for (auto it = events_at == keys.end() ? keys.end() : events_at + 1; it != keys.end(); ++it)
-    if (*it != "traceName") report.error("top-level key \"{}\" comes after traceEvents (HTA would not see it)", *it);
-  if (trace.contains("deviceProperties") && !trace["deviceProperties"].is_array())
-    report.error("deviceProperties is not a list");
-  if (trace.contains("baseTimeNanoseconds") && !trace["baseTimeNanoseconds"].is_number_integer())
-    report.error("baseTimeNanoseconds is not an integer");
-  const size_t rank_at = text.find("\"rank\":");
-  if (rank_at == std::string::npos || rank_at + 8 >= text.size() || text[rank_at + 7] != ' ' ||
-      !std::isdigit(static_cast<unsigned char>(text[rank_at + 8])))
-    report.error("no \"rank\": <space><digits> for HTA's rank regex (write \"distributedInfo\": {{\"rank\": 0}})");
-  if (!trace.contains("traceEvents") || !trace["traceEvents"].is_array()) {
-    for (const std::string& e : report.errors) fmt::print("  error: {}\n", e);
-    fmt::print("FAILED\n");
-    return 1;
-  }
-
-  // ---- events ----
-  const Json& events = trace["traceEvents"];
   std::map<std::string, int64_t> by_phase;
   std::map<std::string, int64_t> ops;
   std::map<std::pair<std::string, std::string>, std::vector<Span>> lanes;  // X events per (pid, tid)
   std::set<int64_t> steps;
   int64_t step_events = 0;
-  std::map<uint64_t, std::vector<size_t>> flow_starts, flow_ends, launches;
-  std::vector<size_t> gpu_work;
-  for (size_t i = 0; i < events.size(); ++i) {
-    const Json& e = events[i];
-    if (!e.is_object()) {
-      report.error("event {} is not an object", i);
-      continue;
-    }
-    for (const char* key : {"ph", "name", "pid", "tid"})
-      if (!e.contains(key)) report.error("event {} ({}) has no \"{}\"", i, e.value("name", "?"), key);
-    if (!e.contains("ts") || !e["ts"].is_number()) report.error("event {} ({}) has no numeric ts", i, e.value("name", "?"));
-    if (!e.contains("ph") || !e["ph"].is_string() || !e.contains("pid") || !e.contains("tid") || !e.contains("ts"))
-      continue;
-    const std::string ph = e["ph"].get<std::string>();
-    const std::string name = e.value("name", "");
-    const std::string cat = e.value("cat", "");
-    by_phase[ph] += 1;
-    if (ph == "X") {
-      if (!e.contains("dur") || !e["dur"].is_number() || e["dur"].get<long double>() < 0) {
-        report.error("duration event {} ({}) has no dur >= 0", i, name);
-        continue;
-      }
-      if (cat.empty()) report.error("duration event {} ({}) has no cat", i, name);
-      const int64_t start = to_ns(e["ts"]);
-      lanes[{e["pid"].dump(), e["tid"].dump()}].push_back({start, start + to_ns(e["dur"]), i});
-      if (cat == "cpu_op") {
-        ops[name] += 1;
-        if (!e.contains("args") || !e["args"].contains("External id"))
-          report.error("cpu_op event {} ({}) has no External id", i, name);
-      }
-      // The step itself is the CPU's user_annotation; a GPU lane can hold a gpu_user_annotation of
-      // the same name (the span of the kernels launched directly under the step).
-      if (cat == "user_annotation" && name.starts_with("ProfilerStep#")) {
-        ++step_events;
-        try {
-          if (!steps.insert(std::stoll(name.substr(13))).second) report.error("{} appears twice", name);
-        } catch (const std::exception&) {
-          report.error("event {}: '{}' has no step number", i, name);
+  std::map<int64_t, size_t> flow_ends;           // incoming flows by id
+  std::map<int64_t, int64_t> launch_start;       // the first launch call's start by correlation
+  std::vector<GpuWork> gpu_work;
+
+  // ---- events, one at a time as the file streams ----
+  const ts::trace::Document doc = ts::trace::for_each_event(
+      path,
+      [&](size_t i, const Json& json) {
+        const Event e(json, path, i);
+        const std::string shown = e.text("name", "?");
+        for (const char* key : {"ph", "name", "pid", "tid"})
+          if (!e.has(key)) report.error("event {} ({}) has no \"{}\"", i, shown, key);
+        const std::optional<int64_t> ts = e.ts_ns();
+        if (!ts) report.error("event {} ({}) has no numeric ts", i, shown);
+        const std::optional<std::string> ph = e.optional_text("ph");
+        if (!ph || !e.has("pid") || !e.has("tid") || !ts) return;
+        const std::string name = e.text("name");
+        const std::string cat = e.text("cat");
+        // Phases by name; past 64 names (no real trace has them) the rest count together.
+        by_phase[by_phase.size() < 64 || by_phase.contains(*ph) ? *ph : std::string("(other phases)")] += 1;
+        if (*ph == "X") {
+          const std::optional<int64_t> dur = e.time_ns("dur", -ts::trace::kMaxDurUs, ts::trace::kMaxDurUs);
+          if (!dur || *dur < 0) {
+            report.error("duration event {} ({}) has no dur >= 0", i, name);
+            return;
+          }
+          if (cat.empty()) report.error("duration event {} ({}) has no cat", i, name);
+          lanes[{e.lane_id("pid"), e.lane_id("tid")}].push_back({*ts, *ts + *dur, name});
+          const Event args = e.object("args");
+          if (cat == "cpu_op") {
+            ops[name] += 1;
+            if (!args.integer("External id")) report.error("cpu_op event {} ({}) has no External id", i, name);
+          }
+          // The step itself is the CPU's user_annotation; a GPU lane can hold a gpu_user_annotation of
+          // the same name (the span of the kernels launched directly under the step).
+          if (cat == "user_annotation" && name.starts_with("ProfilerStep#")) {
+            ++step_events;
+            int64_t number = 0;
+            if (!ts::trace::parse_whole_number(name.substr(13), 0, int64_t{1} << 62, &number).empty())
+              report.error("event {}: '{}' has no step number", i, name);
+            else if (!steps.insert(number).second)
+              report.error("{} appears twice", name);
+          }
+          // GPU work timed with CUDA events (CUPTI could not start) has no launch call to link.
+          const bool event_timed = args.text("timing") == "cuda_events";
+          const bool gpu =
+              (cat == "kernel" || cat == "gpu_memcpy" || cat == "gpu_memset" || cat == "cuda_sync") && !event_timed;
+          const bool launch = cat == "cuda_runtime" || cat == "cuda_driver";
+          const std::optional<int64_t> correlation = args.integer("correlation");
+          if ((gpu || launch) && correlation) {
+            if (gpu) gpu_work.push_back({cat, name, *correlation, *ts});
+            if (launch) launch_start.try_emplace(*correlation, *ts);
+          } else if (gpu) {
+            report.error("{} event {} ({}) has no correlation", cat, i, name);
+          }
+        } else if (*ph == "s" || *ph == "f") {
+          const std::optional<int64_t> id = e.integer("id");
+          if (!id) {
+            report.error("flow event {} has no id", i);
+            return;
+          }
+          if (*ph == "f") flow_ends[*id] += 1;
+        } else if (*ph != "i" && *ph != "M" && *ph != "C" && *ph != "B" && *ph != "E") {
+          report.error("event {} ({}) has an unknown ph \"{}\"", i, name, *ph);
         }
-      }
-      // GPU work timed with CUDA events (CUPTI could not start) has no launch call to link.
-      const bool event_timed = e.contains("args") && e["args"].value("timing", "") == "cuda_events";
-      const bool gpu =
-          (cat == "kernel" || cat == "gpu_memcpy" || cat == "gpu_memset" || cat == "cuda_sync") && !event_timed;
-      const bool launch = cat == "cuda_runtime" || cat == "cuda_driver";
-      if ((gpu || launch) && e.contains("args") && e["args"].contains("correlation")) {
-        const auto correlation = e["args"]["correlation"].get<uint64_t>();
-        if (gpu) gpu_work.push_back(i);
-        if (launch) launches[correlation].push_back(i);
-      } else if (gpu) {
-        report.error("{} event {} ({}) has no correlation", cat, i, name);
-      }
-    } else if (ph == "s" || ph == "f") {
-      if (!e.contains("id")) {
-        report.error("flow event {} has no id", i);
-        continue;
-      }
-      (ph == "s" ? flow_starts : flow_ends)[e["id"].get<uint64_t>()].push_back(i);
-    } else if (ph != "i" && ph != "M" && ph != "C" && ph != "B" && ph != "E") {
-      report.error("event {} ({}) has an unknown ph \"{}\"", i, name, ph);
-    }
+      },
+      "\"rank\":", 2);
+  fmt::print("ts_trace_check: {} ({} bytes)\n", path, doc.bytes);
+
+  // ---- top level ----
+  if (doc.root_type != "object") {
+    fmt::print("  the top level is not an object\nFAILED\n");
+    return 1;
+  }
+  const Json& trace = doc.top;
+  const std::vector<std::string> required{"schemaVersion", "deviceProperties", "distributedInfo", "displayTimeUnit",
+                                          "baseTimeNanoseconds", "traceEvents", "traceName"};
+  for (const std::string& key : required)
+    if (!trace.contains(key)) report.error("missing top-level key \"{}\"", key);
+  const auto events_at = std::find(doc.keys.begin(), doc.keys.end(), "traceEvents");
+  for (auto it = events_at == doc.keys.end() ? doc.keys.end() : events_at + 1; it != doc.keys.end(); ++it)
+    if (*it != "traceName") report.error("top-level key \"{}\" comes after traceEvents (HTA would not see it)", *it);
+  if (trace.contains("deviceProperties") && !trace["deviceProperties"].is_array())
+    report.error("deviceProperties is not a list");
+  if (trace.contains("baseTimeNanoseconds") && !trace["baseTimeNanoseconds"].is_number_integer())
+    report.error("baseTimeNanoseconds is not an integer");
+  if (!doc.probe_match || (*doc.probe_match)[0] != ' ' || !std::isdigit(static_cast<unsigned char>((*doc.probe_match)[1])))
+    report.error("no \"rank\": <space><digits> for HTA's rank regex (write \"distributedInfo\": {{\"rank\": 0}})");
+  if (!doc.has_event_list) {
+    for (const std::string& e : report.errors) fmt::print("  error: {}\n", e);
+    fmt::print("FAILED\n");
+    return 1;
   }
 
   // Duration events of one lane: each either inside the one enclosing it or after it.
@@ -183,16 +161,15 @@ int main(int argc, char** argv) {
     std::stable_sort(spans.begin(), spans.end(), [](const Span& a, const Span& b) {
       return a.start != b.start ? a.start < b.start : a.end > b.end;
     });
-    std::vector<Span> open;
+    std::vector<const Span*> open;
     for (const Span& s : spans) {
-      while (!open.empty() && s.start >= open.back().end) open.pop_back();
-      if (!open.empty() && s.end > open.back().end) {
-        report.error("{}: \"{}\" [{}, {}] ns overlaps \"{}\" [{}, {}] ns without nesting", lane_name(lane.first, lane.second),
-                     events[s.index].value("name", "?"), s.start, s.end, events[open.back().index].value("name", "?"),
-                     open.back().start, open.back().end);
+      while (!open.empty() && s.start >= open.back()->end) open.pop_back();
+      if (!open.empty() && s.end > open.back()->end) {
+        report.error("pid {} tid {}: \"{}\" [{}, {}] ns overlaps \"{}\" [{}, {}] ns without nesting", lane.first,
+                     lane.second, s.name, s.start, s.end, open.back()->name, open.back()->start, open.back()->end);
         continue;
       }
-      open.push_back(s);
+      open.push_back(&s);
       max_depth = std::max(max_depth, open.size());
     }
   }
@@ -204,20 +181,20 @@ int main(int argc, char** argv) {
     report.error("expected {} ProfilerStep events, found {}", expected_steps, step_events);
 
   // GPU work: one incoming flow, after its launch.
-  for (size_t i : gpu_work) {
-    const Json& e = events[i];
-    const auto correlation = e["args"]["correlation"].get<uint64_t>();
-    const size_t incoming = flow_ends.contains(correlation) ? flow_ends[correlation].size() : 0;
-    if (incoming != 1) report.error("{} \"{}\" (correlation {}) has {} incoming flows, expected 1", e.value("cat", ""),
-                                    e.value("name", ""), correlation, incoming);
-    if (!launches.contains(correlation)) {
-      report.error("{} \"{}\" (correlation {}) has no launch call", e.value("cat", ""), e.value("name", ""), correlation);
-    } else if (to_ns(e["ts"]) < to_ns(events[launches[correlation].front()]["ts"])) {
-      report.error("{} \"{}\" starts before its launch call", e.value("cat", ""), e.value("name", ""));
+  for (const GpuWork& w : gpu_work) {
+    const auto in = flow_ends.find(w.correlation);
+    const size_t incoming = in == flow_ends.end() ? 0 : in->second;
+    if (incoming != 1)
+      report.error("{} \"{}\" (correlation {}) has {} incoming flows, expected 1", w.cat, w.name, w.correlation, incoming);
+    const auto launch = launch_start.find(w.correlation);
+    if (launch == launch_start.end()) {
+      report.error("{} \"{}\" (correlation {}) has no launch call", w.cat, w.name, w.correlation);
+    } else if (w.start < launch->second) {
+      report.error("{} \"{}\" starts before its launch call", w.cat, w.name);
     }
   }
 
-  fmt::print("  events: {} (", events.size());
+  fmt::print("  events: {} (", doc.events);
   bool first = true;
   for (const auto& [ph, count] : by_phase) {
     fmt::print("{}{} {}", first ? "" : ", ", ph, count);
@@ -231,11 +208,39 @@ int main(int argc, char** argv) {
   }
   fmt::print("  cpu_op:");
   for (const auto& [name, count] : ops) fmt::print(" {} x{}", name, count);
-  fmt::print("\n  GPU work: {} (launch calls {})\n", gpu_work.size(), launches.size());
+  fmt::print("\n  GPU work: {} (launch calls {})\n", gpu_work.size(), launch_start.size());
   if (trace.contains("dropped_events")) fmt::print("  dropped events: {}\n", trace["dropped_events"].dump());
   if (trace.contains("cuda_activity")) fmt::print("  cuda activity: {}\n", trace["cuda_activity"].dump());
-  for (size_t i = 0; i < report.errors.size() && i < 30; ++i) fmt::print("  error: {}\n", report.errors[i]);
-  if (report.errors.size() > 30) fmt::print("  ... {} more errors\n", report.errors.size() - 30);
-  fmt::print("{}\n", report.errors.empty() ? "OK" : "FAILED");
-  return report.errors.empty() ? 0 : 1;
+  for (const std::string& error : report.errors) fmt::print("  error: {}\n", error);
+  if (report.count > Report::kShown) fmt::print("  ... {} more errors\n", report.count - Report::kShown);
+  fmt::print("{}\n", report.count == 0 ? "OK" : "FAILED");
+  return report.count == 0 ? 0 : 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string path;
+  int64_t expected_steps = -1;
+  CLI::App app{"Checks that a Chrome trace reads like Kineto's and is well formed.", "ts_trace_check"};
+  app.add_option("trace", path, "the trace: JSON, plain or gzip (.gz)")->required()->option_text("TRACE.json[.gz]");
+  app.add_option("--steps", expected_steps, "how many ProfilerStep#N events it must have (default: any number)")
+      ->check(ts::trace::whole_number(0, 1'000'000))
+      ->option_text("N");
+  app.failure_message([](const CLI::App*, const CLI::Error& e) {
+    return fmt::format("ts_trace_check: {} (usage: {})\n", e.what(), kUsage);
+  });
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : 2;
+  }
+  try {
+    return check(path, expected_steps);
+  } catch (const std::bad_alloc&) {
+    fmt::print(stderr, "ts_trace_check: {}: out of memory\n", path);
+  } catch (const std::exception& e) {  // ts::trace::Error: a file it cannot read as a trace, in one line
+    fmt::print(stderr, "ts_trace_check: {}\n", e.what());
+  }
+  return 1;
 }

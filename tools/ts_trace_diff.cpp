@@ -21,7 +21,10 @@
 // When neither trace has device activity (a CPU run, or --activities cpu: no
 // GPU work, no CUDA call), the Self CUDA columns and total would be zeros
 // throughout: they are left out, and a line under the header says so.
-// Exits 1 with one line on stderr when a trace cannot be read.
+// Exits 1 with one line on stderr when a trace cannot be read (tools/trace_file.h says which files
+// it refuses: wrong field types, nesting, size), 2 on a wrong command line.
+// Times add up in double: exact to the nanosecond below 2^53 ns (104 days), and never overflowing
+// on a trace whose durations could not be real.
 #include <fmt/core.h>
 
 #include <algorithm>
@@ -41,7 +44,7 @@ using ts::trace::Trace;
 
 struct Row {
   double calls = 0;
-  int64_t self_cpu_ns = 0, self_cuda_ns = 0;
+  double self_cpu_ns = 0, self_cuda_ns = 0;
 };
 
 using Key = std::pair<std::string, std::string>;  // (kind, name)
@@ -50,7 +53,7 @@ struct Profile {
   std::map<Key, Row> rows;
   int64_t steps = 0;
   int64_t first_step = 0, last_step = 0;
-  int64_t self_cpu_total_ns = 0, self_cuda_total_ns = 0;
+  double self_cpu_total_ns = 0, self_cuda_total_ns = 0;
 };
 
 // The rows of one trace (see the header). With `in_steps`, only slices inside a ProfilerStep.
@@ -63,11 +66,8 @@ Profile profile(const Trace& trace, bool in_steps) {
   std::vector<bool> in_step(n, !in_steps);
   for (size_t i = 0; i < n; ++i) {
     if (!ts::trace::is_step(s[i])) continue;
-    int64_t number = 0;
-    try {
-      number = std::stoll(s[i].name.substr(13));
-    } catch (const std::exception&) {  // "ProfilerStep#" without a number: counted, numbered 0
-    }
+    int64_t number = 0;  // "ProfilerStep#" without a number: counted, numbered 0
+    if (!ts::trace::parse_whole_number(s[i].name.substr(13), INT64_MIN, INT64_MAX, &number).empty()) number = 0;
     out.first_step = out.steps == 0 ? number : std::min(out.first_step, number);
     out.last_step = out.steps == 0 ? number : std::max(out.last_step, number);
     ++out.steps;
@@ -98,7 +98,7 @@ Profile profile(const Trace& trace, bool in_steps) {
     if ((s[i].cat == "cuda_runtime" || s[i].cat == "cuda_driver") && s[i].correlation >= 0)
       launch_by_correlation.emplace(s[i].correlation, i);
   }
-  std::vector<int64_t> kernel_ns(n, 0);
+  std::vector<double> kernel_ns(n, 0);
   for (size_t i = 0; i < n; ++i) {
     if (!ts::trace::is_gpu_work(s[i].cat)) continue;
     if (in_steps) {
@@ -106,7 +106,8 @@ Profile profile(const Trace& trace, bool in_steps) {
       in_step[i] = launch != launch_by_correlation.end() && in_step[launch->second];
     }
     if (s[i].external_id < 0) continue;
-    if (const auto op = op_by_id.find(s[i].external_id); op != op_by_id.end()) kernel_ns[op->second] += s[i].duration_ns();
+    if (const auto op = op_by_id.find(s[i].external_id); op != op_by_id.end())
+      kernel_ns[op->second] += static_cast<double>(s[i].duration_ns());
   }
 
   // PyTorch's _remove_dup_nodes: an only child with its parent's name folds into the parent.
@@ -132,12 +133,12 @@ Profile profile(const Trace& trace, bool in_steps) {
     Row& row = out.rows[{e.cat, ts::trace::is_step(e) ? std::string("ProfilerStep*") : e.name}];
     row.calls += 1;
     if (gpu) {
-      row.self_cuda_ns += e.duration_ns();
-      out.self_cuda_total_ns += e.duration_ns();
+      row.self_cuda_ns += static_cast<double>(e.duration_ns());
+      out.self_cuda_total_ns += static_cast<double>(e.duration_ns());
       continue;
     }
-    int64_t self = e.duration_ns();
-    for (int c : children[i]) self -= s[static_cast<size_t>(c)].duration_ns();
+    double self = static_cast<double>(e.duration_ns());
+    for (int c : children[i]) self -= static_cast<double>(s[static_cast<size_t>(c)].duration_ns());
     row.self_cpu_ns += self;
     row.self_cuda_ns += kernel_ns[i];
     out.self_cpu_total_ns += self;
@@ -174,7 +175,7 @@ int bad_usage(const std::string& message) {  // one line, exit 2
 
 }  // namespace
 
-int main(int argc, char** argv) {
+int run(int argc, char** argv) {
   std::vector<std::string> paths;
   bool per_step = false;
   for (int i = 1; i < argc; ++i) {
@@ -196,11 +197,7 @@ int main(int argc, char** argv) {
   Trace traces[2];
   Profile profiles[2];
   for (int t = 0; t < 2; ++t) {
-    std::string why;
-    if (!ts::trace::load_trace(paths[static_cast<size_t>(t)], &traces[t], &why)) {
-      fmt::print(stderr, "ts_trace_diff: {}\n", why);
-      return 1;
-    }
+    traces[t] = ts::trace::load_trace(paths[static_cast<size_t>(t)]);
     profiles[t] = profile(traces[t], per_step);
     if (per_step && profiles[t].steps == 0) {
       fmt::print(stderr, "ts_trace_diff: --steps: {} has no ProfilerStep#N events\n", paths[static_cast<size_t>(t)]);
@@ -234,8 +231,8 @@ int main(int argc, char** argv) {
   // Largest absolute change first; ties by kind, then name, so the output is the same every run.
   std::stable_sort(lines.begin(), lines.end(), [](const Line& x, const Line& y) {
     // Compared at the printed precision (1 ns), so that equal printed changes sort by name.
-    const int64_t cx = std::llround(std::max(std::fabs(x.d_cpu), std::fabs(x.d_cuda)));
-    const int64_t cy = std::llround(std::max(std::fabs(y.d_cpu), std::fabs(y.d_cuda)));
+    const double cx = std::round(std::max(std::fabs(x.d_cpu), std::fabs(x.d_cuda)));
+    const double cy = std::round(std::max(std::fabs(y.d_cpu), std::fabs(y.d_cuda)));
     return cx != cy ? cx > cy : x.key < y.key;
   });
 
@@ -299,4 +296,15 @@ int main(int argc, char** argv) {
       fmt::print("no change: every row has the same {}\n", cuda ? "calls, Self CPU and Self CUDA" : "calls and Self CPU");
   }
   return 0;
+}
+
+int main(int argc, char** argv) {
+  try {
+    return run(argc, argv);
+  } catch (const std::bad_alloc&) {
+    fmt::print(stderr, "ts_trace_diff: out of memory\n");
+  } catch (const std::exception& e) {  // ts::trace::Error: a trace it cannot read, in one line
+    fmt::print(stderr, "ts_trace_diff: {}\n", e.what());
+  }
+  return 1;
 }

@@ -28,7 +28,9 @@
 // count them. A name is drawn inside its box when it fits, else cut with "…", by a monospace
 // estimate of its width (no font metrics); kernels are labelled without "void " and their
 // argument list. The same input gives the same bytes. Exits 2 with one line on stderr on a wrong
-// command line, 1 on a trace that cannot be read, a step it does not have, or an empty view.
+// command line (--from-us and --to-us must lie within 1e12 us of time 0), 1 on a trace that cannot
+// be read (tools/trace_file.h's rules: a regular file, fields of the right types, bounded size and
+// nesting), a step it does not have, or an empty view.
 //
 //   ts_trace_svg --memory TRACE.json[.gz] [--step N] [--from-us A] [--to-us B] [-o OUT.svg | -o -]
 //
@@ -54,6 +56,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <functional>
 #include <map>
 #include <optional>
 #include <set>
@@ -207,9 +210,9 @@ options:
   --memory         draw the memory chart instead of the timeline (default: the timeline)
   --step N         only ProfilerStep#N: its CPU slices and the GPU work they launched, time 0 at
                    the step's start (default: the whole trace, time 0 at its first event)
-  --from-us A      the view starts A us after time 0 (default: 0)
-  --to-us B        the view ends B us after time 0 (default: the end of the last event); one
-                   --to-us for several traces draws them on one scale
+  --from-us A      the view starts A us after time 0 (default: 0; within 1e12 us either way)
+  --to-us B        the view ends B us after time 0 (default: the end of the last event; within
+                   1e12 us either way); one --to-us for several traces draws them on one scale
   -o OUT.svg       write the picture to OUT.svg; -o - writes it to stdout (default: a file in
                    the current directory named after the trace: its file name without .json or
                    .json.gz, then _step<N> with --step, _memory with --memory, then .svg;
@@ -281,7 +284,7 @@ int write_output(const Options& opt, const std::string& svg, const std::string& 
 
 // ---- --memory: bytes live over time, by the op that allocated them ----------------------------------
 
-// One "[memory]" instant event.
+// One "[memory]" instant event with the scope it happened in.
 struct MemEvent {
   size_t order = 0;  // position among the memory events of the file
   std::string pid, tid;
@@ -304,52 +307,57 @@ std::string format_memory(int64_t bytes) {
   return fmt::format("{} B", bytes);
 }
 
-// The memory events of the trace, each with the scope it happened in. False, with `why`, when the
-// file cannot be parsed again (load_trace read it once already) or an event lacks its fields.
-bool load_memory_events(const Trace& trace, std::vector<MemEvent>* out, std::string* why) {
-  std::string text;
-  ts::trace::Json json;
-  try {
-    if (!ts::trace::read_file(trace.path, &text)) throw std::runtime_error("cannot read it again");
-    json = ts::trace::Json::parse(text);
-    const ts::trace::Json& events = json["traceEvents"];
-    for (size_t i = 0; i < events.size(); ++i) {
-      const ts::trace::Json& e = events[i];
-      if (!e.is_object() || e.value("ph", "") != "i" || e.value("name", "") != "[memory]") continue;
-      const ts::trace::Json& args = e.at("args");
-      MemEvent m;
-      m.order = out->size();
-      m.pid = e.at("pid").dump();
-      m.tid = e.at("tid").dump();
-      m.ts_ns = ts::trace::to_ns(e.at("ts"));
-      m.bytes = args.at("Bytes").get<int64_t>();
-      m.addr = args.at("Addr").get<uint64_t>();
-      const int64_t type = args.at("Device Type").get<int64_t>(), id = args.at("Device Id").get<int64_t>();
-      m.device = type == 0 ? std::string("cpu") : fmt::format("cuda:{}", id);
-      out->push_back(std::move(m));
-    }
-  } catch (const std::exception& e) {
-    *why = fmt::format("{}: a [memory] event without its fields (ts, args Bytes, Addr, Device Type, Device Id): {}",
-                       trace.path, e.what());
-    return false;
+// The memory events of the trace (load_trace read them), each with the scope it happened in, in
+// time order.
+std::vector<MemEvent> memory_events(const Trace& trace) {
+  std::vector<MemEvent> out;
+  out.reserve(trace.memory.size());
+  for (const ts::trace::MemoryEvent& e : trace.memory) {
+    MemEvent m;
+    m.order = out.size();
+    m.pid = e.pid;
+    m.tid = e.tid;
+    m.ts_ns = e.ts_ns;
+    m.bytes = e.bytes;
+    m.addr = e.addr;
+    m.device = e.device_type == 0 ? std::string("cpu") : fmt::format("cuda:{}", e.device_id);
+    out.push_back(std::move(m));
   }
-  // The innermost op or annotation around each event on its thread: the slices are in (start, -end)
-  // order, so the last one that encloses it is the innermost.
-  std::map<std::pair<std::string, std::string>, std::vector<size_t>> scopes;  // by (pid, tid)
+  // The innermost op or annotation around each event on its thread: the last slice, in (start,
+  // -end) order, that has started by the event and not ended before it. One sweep per thread, its
+  // events in time order: a stack of the scopes started so far; one that ended before an event has
+  // ended before every later one too, so it leaves the stack once it is on top.
+  std::map<std::pair<std::string, std::string>, std::vector<size_t>> scopes, events;  // by (pid, tid)
   for (size_t i = 0; i < trace.slices.size(); ++i) {
     const Slice& s = trace.slices[i];
     if (s.cat == "cpu_op" || s.cat == "user_annotation") scopes[{s.pid, s.tid}].push_back(i);
   }
-  for (MemEvent& m : *out) {
-    for (size_t i : scopes[{m.pid, m.tid}]) {
-      const Slice& s = trace.slices[i];
-      if (s.start_ns > m.ts_ns) break;
-      if (m.ts_ns <= s.end_ns) m.scope = static_cast<int>(i);
+  for (size_t k = 0; k < out.size(); ++k) events[{out[k].pid, out[k].tid}].push_back(k);
+  for (auto& [lane, ks] : events) {
+    std::stable_sort(ks.begin(), ks.end(), [&](size_t a, size_t b) { return out[a].ts_ns < out[b].ts_ns; });
+    const std::vector<size_t>& lane_scopes = scopes[lane];
+    std::vector<size_t> open;
+    size_t next = 0;
+    for (size_t k : ks) {
+      MemEvent& m = out[k];
+      while (next < lane_scopes.size() && trace.slices[lane_scopes[next]].start_ns <= m.ts_ns)
+        open.push_back(lane_scopes[next++]);
+      while (!open.empty() && trace.slices[open.back()].end_ns < m.ts_ns) open.pop_back();
+      m.scope = open.empty() ? -1 : static_cast<int>(open.back());
     }
-    m.op = m.scope < 0 ? std::string("(no scope)") : trace.slices[static_cast<size_t>(m.scope)].name;
   }
-  std::stable_sort(out->begin(), out->end(), [](const MemEvent& a, const MemEvent& b) { return a.ts_ns < b.ts_ns; });
-  return true;
+  for (MemEvent& m : out)
+    m.op = m.scope < 0 ? std::string("(no scope)") : trace.slices[static_cast<size_t>(m.scope)].name;
+  std::stable_sort(out.begin(), out.end(), [](const MemEvent& a, const MemEvent& b) { return a.ts_ns < b.ts_ns; });
+  return out;
+}
+
+// a + b, or Error when the sum leaves int64 (the byte counts of a trace that cannot be real).
+int64_t add_bytes(int64_t a, int64_t b, const std::string& path) {
+  int64_t sum = 0;
+  if (__builtin_add_overflow(a, b, &sum))
+    throw ts::trace::Error(fmt::format("{}: the [memory] events' bytes add up past 2^63", path));
+  return sum;
 }
 
 // A y-axis step: 1, 2 or 5 times a power of ten, in the unit (B, KB, MB, GB) the top value reads in.
@@ -367,9 +375,7 @@ constexpr const char* kBandFills[] = {"#94bce9", "#8fd19e", "#f5b47f", "#cdb8ea"
 constexpr const char* kBeforeBand = "allocated before the view";
 
 int draw_memory(const Options& opt, const Trace& trace) {
-  std::vector<MemEvent> all;
-  std::string why;
-  if (!load_memory_events(trace, &all, &why)) return fail(why);
+  const std::vector<MemEvent> all = memory_events(trace);
 
   // The view: a step's span (time 0 at its start) or the whole trace (time 0 at its first event),
   // narrowed by --from-us/--to-us.
@@ -446,7 +452,7 @@ int draw_memory(const Options& opt, const Trace& trace) {
             c.bands.push_back({m->op, 0, 0, {}});
           }
         } else if (!seen[m->addr]) {
-          c.before -= m->bytes;
+          c.before = add_bytes(c.before, -m->bytes, opt.path);
         } else {
           seen[m->addr] = false;
         }
@@ -467,20 +473,20 @@ int draw_memory(const Options& opt, const Trace& trace) {
       if (m->bytes > 0) {
         const size_t b = band_of_op[m->op];
         band_of_block[m->addr] = b;
-        live[b] += m->bytes;
+        live[b] = add_bytes(live[b], m->bytes, opt.path);
         c.bands[b].allocations += 1;
-        c.bands[b].allocated += m->bytes;
+        c.bands[b].allocated = add_bytes(c.bands[b].allocated, m->bytes, opt.path);
         c.allocations += 1;
-        c.allocated += m->bytes;
+        c.allocated = add_bytes(c.allocated, m->bytes, opt.path);
       } else {
         const auto it = band_of_block.find(m->addr);
         const size_t b = it == band_of_block.end() ? 0 : it->second;
         if (it != band_of_block.end()) band_of_block.erase(it);
-        live[b] += m->bytes;
+        live[b] = add_bytes(live[b], m->bytes, opt.path);
         c.frees += 1;
-        c.freed -= m->bytes;
+        c.freed = add_bytes(c.freed, -m->bytes, opt.path);
       }
-      total += m->bytes;
+      total = add_bytes(total, m->bytes, opt.path);
       if (total > c.peak) {
         c.peak = total;
         c.peak_at = k + 1;
@@ -506,16 +512,28 @@ int draw_memory(const Options& opt, const Trace& trace) {
   std::string body;
   double y = kLanesTop;
   for (const Chart& c : charts) {
-    // Scope rows: nesting among the scopes drawn (a scope inside another one goes a row lower).
+    // Scope rows: nesting among the scopes drawn (a scope inside another one goes a row lower):
+    // row[i] = 1 + the deepest row of an earlier scope that encloses it. In (start, -end) order an
+    // earlier scope has started no later, so it encloses scope i when it ends no earlier: a
+    // running maximum over the ends >= scope i's (a Fenwick tree over the ends, latest first).
     std::vector<int> row(c.scopes.size(), 0);
     int rows = 0;
-    for (size_t i = 0; i < c.scopes.size(); ++i) {
-      const Slice& s = trace.slices[static_cast<size_t>(c.scopes[i])];
-      for (size_t j = 0; j < i; ++j) {
-        const Slice& o = trace.slices[static_cast<size_t>(c.scopes[j])];
-        if (o.start_ns <= s.start_ns && s.end_ns <= o.end_ns) row[i] = std::max(row[i], row[j] + 1);
+    {
+      std::vector<int64_t> ends;
+      for (int k : c.scopes) ends.push_back(trace.slices[static_cast<size_t>(k)].end_ns);
+      std::sort(ends.begin(), ends.end(), std::greater<>());
+      ends.erase(std::unique(ends.begin(), ends.end()), ends.end());
+      std::vector<int> deepest(ends.size() + 1, 0);  // row + 1 of the deepest scope so far per end; 0: none
+      for (size_t i = 0; i < c.scopes.size(); ++i) {
+        const int64_t end = trace.slices[static_cast<size_t>(c.scopes[i])].end_ns;
+        const size_t rank = static_cast<size_t>(std::lower_bound(ends.begin(), ends.end(), end, std::greater<>()) -
+                                                ends.begin()) + 1;
+        int above = 0;
+        for (size_t r = rank; r > 0; r -= r & (~r + 1)) above = std::max(above, deepest[r]);
+        row[i] = above;
+        for (size_t r = rank; r < deepest.size(); r += r & (~r + 1)) deepest[r] = std::max(deepest[r], row[i] + 1);
+        rows = std::max(rows, row[i] + 1);
       }
-      rows = std::max(rows, row[i] + 1);
     }
     const double scopes_top = y + 22, chart_top = scopes_top + rows * kRow + 10;
     const double chart_bottom = chart_top + kChartHeight;
@@ -553,7 +571,7 @@ int draw_memory(const Options& opt, const Trace& trace) {
       body += fmt::format("<line x1=\"{0}\" y1=\"{1}\" x2=\"{2}\" y2=\"{1}\" stroke=\"#e6e6e6\"/><text x=\"{3}\" "
                           "y=\"{4}\" text-anchor=\"end\" font-size=\"10\" fill=\"#444444\">{5}</text>\n",
                           num(kPlotLeft), num(y_of(b)), num(kPlotRight), num(kPlotLeft - 6), num(y_of(b) + 3),
-                          escape(format_memory(static_cast<int64_t>(b))));
+                          escape(format_memory(static_cast<int64_t>(std::min(b, 9e18)))));
     }
     body += fmt::format("<text x=\"10\" y=\"{}\" font-size=\"{}\">bytes live</text>\n", num(chart_top + 12),
                         kLabelFontSize);
@@ -661,33 +679,24 @@ int draw_memory(const Options& opt, const Trace& trace) {
   return write_output(opt, out, what);
 }
 
-// The number after an option: a whole one for --step, microseconds for --from-us/--to-us.
+// The number after an option: a whole one for --step, microseconds for --from-us/--to-us (within
+// +-ts::trace::kMaxViewUs of time 0), each through the checked parsers of tools/trace_file.h.
 bool parse_number(const std::string& option, const std::string& text, Options* opt, std::string* why) {
-  try {
-    size_t used = 0;
-    if (option == "--step") {
-      const int64_t value = std::stoll(text, &used);
-      if (used == text.size()) {
-        opt->step = value;
-        return true;
-      }
-    } else {
-      const double value = std::stod(text, &used);
-      if (used == text.size() && std::isfinite(value)) {
-        (option == "--from-us" ? opt->from_us : opt->to_us) = value;
-        return true;
-      }
-    }
-  } catch (const std::exception&) {
+  if (option == "--step") {
+    int64_t value = 0;
+    const std::string problem = ts::trace::parse_whole_number(text, 0, INT64_MAX, &value);
+    if (problem.empty()) opt->step = value;
+    else *why = fmt::format("--step: {} (the N of ProfilerStep#N)", problem);
+    return problem.empty();
   }
-  *why = option == "--step" ? fmt::format("--step needs a whole number (the N of ProfilerStep#N), got '{}'", text)
-                            : fmt::format("{} needs a number of microseconds (e.g. 560 or 12.5), got '{}'", option, text);
-  return false;
+  double value = 0;
+  const std::string problem = ts::trace::parse_microseconds(text, &value);
+  if (problem.empty()) (option == "--from-us" ? opt->from_us : opt->to_us) = value;
+  else *why = fmt::format("{}: {} (e.g. 560 or 12.5)", option, problem);
+  return problem.empty();
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
+int run(int argc, char** argv) {
   Options opt;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
@@ -720,9 +729,7 @@ int main(int argc, char** argv) {
   }
   if (opt.path.empty()) return bad_usage("no trace given (the first argument that is not an option is the trace)");
 
-  Trace trace;
-  std::string why;
-  if (!ts::trace::load_trace(opt.path, &trace, &why)) return fail(why);
+  const Trace trace = ts::trace::load_trace(opt.path, opt.memory);
   if (opt.memory) return draw_memory(opt, trace);
   const std::vector<Slice>& s = trace.slices;
   const size_t n = s.size();
@@ -799,7 +806,7 @@ int main(int argc, char** argv) {
     r = std::max(r, depth[i] + 1);
   }
   std::vector<Lane> lanes;
-  for (const auto& [key, r] : rows) lanes.push_back({key, trace.lanes[key], r});
+  for (const auto& [key, r] : rows) lanes.push_back({key, trace.lanes.at(key), r});
   std::stable_sort(lanes.begin(), lanes.end(), [](const Lane& a, const Lane& b) {
     return std::tie(a.info.process_sort, a.key.first, a.info.thread_sort, a.key.second) <
            std::tie(b.info.process_sort, b.key.first, b.info.thread_sort, b.key.second);
@@ -973,4 +980,18 @@ int main(int argc, char** argv) {
                                   us(view_from - origin), us(view_to - origin), drawn_count, drawn_count == 1 ? "" : "s",
                                   lanes.size(), lanes.size() == 1 ? "" : "s", arrows.size(),
                                   arrows.size() == 1 ? "" : "s"));
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return run(argc, argv);
+  } catch (const ts::trace::Error& e) {  // a trace it cannot read: one line
+    return fail(e.what());
+  } catch (const std::bad_alloc&) {
+    return fail("out of memory");
+  } catch (const std::exception& e) {
+    return fail(e.what());
+  }
 }
