@@ -52,3 +52,13 @@ draw 02_linear 33x129x65_bf16_warm_eager_step3.svg 33x129x65_bf16_warm_eager.jso
 for path in eager fused merged; do
   draw 03_mlp "64x128x768x3072_bf16_warm_${path}_step3.svg" "64x128x768x3072_bf16_warm_${path}.json" --step 3 --to-us 380
 done
+# 04: the naive path's five kernels and its Memcpy DtoD, and the in-place path without the copy, one step
+# each on one scale (the naive step ends by 760 us); the math path's step, whole (the CPU done long before
+# the GPU) and its GPU work alone (twelve kernels); flash_v2's one kernel.
+for path in naive inplace; do
+  draw 04_attention "4x16x1024x64_bf16_warm_${path}_step3.svg" "traces/4x16x1024x64_bf16_warm_${path}.json" --step 3 --to-us 760
+done
+draw 04_attention 4x16x1024x64_bf16_warm_math_step3.svg traces/4x16x1024x64_bf16_warm_math.json --step 3
+draw 04_attention 4x16x1024x64_bf16_warm_math_step3_gpu.svg traces/4x16x1024x64_bf16_warm_math.json --step 3 \
+  --from-us 985 --to-us 1920
+draw 04_attention 4x16x1024x64_bf16_warm_flash_v2_step3.svg traces/4x16x1024x64_bf16_warm_flash_v2.json --step 3
