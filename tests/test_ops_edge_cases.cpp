@@ -131,6 +131,29 @@ TEST_CASE("edges: a finite scalar past a floating dtype's range is refused by fi
   CHECK(std::isinf(ts::tensor({1e30}, {ts::DType::f16}).item<float>()));
 }
 
+TEST_CASE("edges: int64 arange is exact, and refuses a range past 2^53 off the doubles' grid instead of rounding it") {
+  const double two53 = 9007199254740992.0;
+  const int64_t top = int64_t{1} << 53;
+  CHECK(ts::arange(two53 - 6, two53 + 2, 2, {ts::DType::i64}).to_vector<int64_t>() ==
+        std::vector<int64_t>{top - 6, top - 4, top - 2, top});
+  CHECK(ts::arange(two53 - 3, two53, 1, {ts::DType::i64}).to_vector<int64_t>() ==
+        std::vector<int64_t>{top - 3, top - 2, top - 1});
+  CHECK(ts::arange(-two53, -two53 + 3, 1, {ts::DType::i64}).to_vector<int64_t>().back() == -(int64_t{1} << 53) + 2);
+  // 2^53 + 1 is no double: step 1 past 2^53 would repeat or skip values.
+  CHECK_THROWS_WITH_AS(ts::arange(two53, two53 + 4, 1, {ts::DType::i64}),
+                       Contains("are doubles 2 apart: start 9007199254740992 and step 1 must be multiples of 2"),
+                       ts::Error);
+  // Each bound within 2^53, but the span past it: refused too.
+  CHECK_THROWS_WITH_AS(ts::arange(-two53, two53, 3, {ts::DType::i64}), Contains("past 2^53"), ts::Error);
+  // Past 2^53 on the doubles' own grid the values are exact: step 2 from 2^53, step 1024 near 2^62.
+  CHECK(ts::arange(two53, two53 + 6, 2, {ts::DType::i64}).to_vector<int64_t>() ==
+        std::vector<int64_t>{top, top + 2, top + 4});
+  CHECK(ts::arange(4611686018427387904.0, 4611686018427387904.0 + 2048, 1024, {ts::DType::i64}).to_vector<int64_t>() ==
+        std::vector<int64_t>{int64_t{1} << 62, (int64_t{1} << 62) + 1024});
+  // Floating dtypes round as they always do (PyTorch's arange computes them in double as well).
+  CHECK(ts::arange(two53, two53 + 4, 2, {ts::DType::f32}).numel() == 2);
+}
+
 TEST_CASE("edges: arange refuses non-finite bounds and lengths past int64") {
   CHECK_THROWS_WITH_AS(ts::arange(0, kInf), Contains("finite"), ts::Error);
   CHECK_THROWS_WITH_AS(ts::arange(kNaN, 1), Contains("finite"), ts::Error);

@@ -6,6 +6,7 @@
 // its position), so the same seed gives the same tensor on every device.
 #include "ops/factories/factories.h"
 
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -46,6 +47,16 @@ void prepare_arange(OpCall& call) {
     TS_CHECK(fits_int64(attrs.start) && fits_int64(last),
              "{}: the values {} to {} cannot be converted to type int64_t without overflow", call.op.name,
              attrs.start, last);
+    // The values are start + i * step, computed in double: exact while they stay within 2^53, and past
+    // it while start and step are multiples of the spacing of doubles there (2^53 + 1 is no double).
+    // Otherwise the op refuses rather than return neighbours or repeats.
+    const double widest = std::max({std::fabs(attrs.start), std::fabs(last), std::fabs(last - attrs.start)});
+    const double spacing = widest > 9007199254740992.0 ? widest - std::nextafter(widest, 0.0) : 1.0;
+    const bool on_the_grid = std::fmod(attrs.start, spacing) == 0 && std::fmod(attrs.step, spacing) == 0;
+    TS_CHECK(widest <= 9007199254740992.0 || on_the_grid,
+             "{}: int64 values up to {} are doubles {} apart: start {} and step {} must be multiples of {} to be "
+             "computed exactly (past 2^53 = 9007199254740992)",
+             call.op.name, widest, spacing, attrs.start, attrs.step, spacing);
   }
   allocate(call, {attrs.length}, attrs.options);
 }
