@@ -63,6 +63,7 @@ add_test(NAME trace_diff_readme_quote
 add_test(NAME ladder_cpu_mm COMMAND ts_ladder --op mm --device cpu --runs 5 --warmup 1)
 add_test(NAME ladder_cpu_add COMMAND ts_ladder --op add --device cpu --runs 5 --warmup 1)
 add_test(NAME ladder_cpu_all COMMAND ts_ladder --all --device cpu --runs 3 --warmup 1)
+add_test(NAME ladder_roofline_pictures COMMAND python3 ${PROJECT_SOURCE_DIR}/tests/test_roofline.py --root ${PROJECT_SOURCE_DIR})
 # Tutorial 04's H200 traces (docs/h200-runs/04_attention/traces): every one passes the checker, and
 # each table printed whole (the naive and math ones stop at 25 rows) equals the diff's reading of its trace.
 set(h200_04 ${PROJECT_SOURCE_DIR}/docs/h200-runs/04_attention/traces)
