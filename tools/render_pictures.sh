@@ -11,7 +11,8 @@
 # and ctest (render_pictures) fails when a committed picture differs from what its trace gives, or
 # when a pictures/ folder of the walk-throughs holds one this list does not make. Edit the list, run
 # the script, commit both. Each picture is written with -o, and the tool prints one "wrote" line.
-# Tutorial 05's pictures are its refresh script's (tools/refresh_05_memory_and_syncs.sh).
+# Tutorial 05's pictures are its refresh script's (tools/refresh_05_memory_and_syncs.sh), the ladder's
+# rooflines tools/ladder_roofline.py's.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 tool=$(realpath "${1:-$root/build/dev/ts_trace_svg}")
