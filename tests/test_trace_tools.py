@@ -613,6 +613,22 @@ def case_hostile(a):
     which = os.path.basename(tool)  # ts_trace_check, ts_trace_diff or ts_trace_svg
     good = os.path.abspath(a.trace)
     max_seconds = 20
+
+    def refused(cmd, env, what, status, words):
+        """cmd stops with `status` (1: a trace it cannot read, 2: a wrong command line), one line on
+        stderr that holds every word of `words`, nothing on stdout, within max_seconds."""
+        r, seconds = timed_run(cmd, env, limit=max_seconds, cwd=cwd)
+        check(r is not None, f"{what}: still running after {max_seconds} s")
+        if r is None:
+            return
+        lines = [line for line in r.stderr.splitlines() if line.strip()]
+        print(f"{what}: exit {r.returncode} in {seconds:.2f} s: {r.stderr.strip()[:300]}")
+        check(r.returncode == status, f"{what}: exit {r.returncode} (negative: a signal), expected {status}")
+        check(len(lines) == 1, f"{what}: stderr is {len(lines)} lines, expected one: {lines[:3]}")
+        check(len(r.stderr) < 1000, f"{what}: the error line is {len(r.stderr)} characters long")
+        check(r.stdout == "", f"{what}: printed on stdout: {r.stdout[:200]!r}")
+        for word in words:
+            check(word in r.stderr, f"{what}: the error does not say {word!r}: {r.stderr.strip()[:300]!r}")
     with tempfile.TemporaryDirectory() as tmp, tempfile.TemporaryDirectory() as cwd:
         for name, (path, env, words) in hostile_inputs(tmp).items():
             if which == "ts_trace_check":
@@ -622,19 +638,7 @@ def case_hostile(a):
             else:
                 runs = [[tool, path, "-o", "-"], [tool, "--memory", path], [tool, path, "--step", "3"]]
             for cmd in runs:
-                r, seconds = timed_run(cmd, env, limit=max_seconds, cwd=cwd)
-                what = f"{which} {name} ({' '.join(cmd[1:])})"
-                check(r is not None, f"{what}: still running after {max_seconds} s")
-                if r is None:
-                    continue
-                lines = [line for line in r.stderr.splitlines() if line.strip()]
-                print(f"{what}: exit {r.returncode} in {seconds:.2f} s: {r.stderr.strip()[:300]}")
-                check(r.returncode == 1, f"{what}: exit {r.returncode} (negative: a signal), expected 1")
-                check(len(lines) == 1, f"{what}: stderr is {len(lines)} lines, expected one: {lines[:3]}")
-                check(len(r.stderr) < 1000, f"{what}: the error line is {len(r.stderr)} characters long")
-                check(r.stdout == "", f"{what}: printed on stdout: {r.stdout[:200]!r}")
-                for word in words:
-                    check(word in r.stderr, f"{what}: the error does not say {word!r}: {r.stderr.strip()[:300]!r}")
+                refused(cmd, env, f"{which} {name} ({' '.join(cmd[1:])})", 1, words)
         check(os.listdir(cwd) == [], f"a failed run wrote {os.listdir(cwd)}")
 
         # Command-line values out of range or not numbers: refused in one line, exit 2.
@@ -649,17 +653,7 @@ def case_hostile(a):
             bad_values = []
         for extra, words in bad_values:
             cmd = [tool, good] + extra + (["-o", "-"] if which == "ts_trace_svg" else [])
-            r, seconds = timed_run(cmd, limit=max_seconds, cwd=cwd)
-            what = f"{which} {' '.join(extra)}"
-            check(r is not None, f"{what}: still running after {max_seconds} s")
-            if r is None:
-                continue
-            lines = [line for line in r.stderr.splitlines() if line.strip()]
-            print(f"{what}: exit {r.returncode}: {r.stderr.strip()[:300]}")
-            check(r.returncode == 2, f"{what}: exit {r.returncode}, expected 2 (a wrong command line)")
-            check(len(lines) == 1 and r.stdout == "", f"{what}: stderr {lines[:3]}, stdout {r.stdout[:200]!r}")
-            for word in words:
-                check(word in r.stderr, f"{what}: the error does not say {word!r}")
+            refused(cmd, None, f"{which} {' '.join(extra)}", 2, words)
 
         # Many scopes, each with a memory event, on one thread: read and drawn in linear time. The
         # time of 40000 scopes against 10000, not a wall-clock bound (a sanitizer build is 10x slower):
