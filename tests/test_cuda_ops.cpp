@@ -462,6 +462,61 @@ TEST_CASE("cuda: every variant: sum and max over each dim, keepdim, NaN rows and
   }
 }
 
+// ---- numerics at scale --------------------------------------------------------------------------
+// The CPU's edge cases at 2^25 (tests/test_ops_edge_cases.cpp) on every CUDA rung of sum and
+// softmax: one thread's plain f32 running sum stops growing at 2^24 ones and reads 2^19 additions
+// of 0.1f 0.4% high, so each case reads wrong where a rung keeps such a sum. PyTorch's answers on
+// the H200: docs/pytorch-reference/numerics_at_scale.out.txt.
+
+TEST_CASE("cuda: every variant: sum and softmax over 2^25 elements, where an f32 running sum stops at 2^24") {
+  if (no_gpu()) return;
+  if (gpu_sweep() == Sweep::once) {  // one warp walks 2^25 elements: seconds, and minutes under a sanitizer
+    MESSAGE("skipped under TS_GPU_TEST_QUICK=once: the sweeps above launch these kernels on small shapes");
+    return;
+  }
+  const int64_t n = int64_t{1} << 25;
+  const ts::Options f32_gpu{DType::f32, kGpu};
+  for (const Variant* v : cuda_variants({&ts::ops::sum})) {
+    PreferVariant use(*v);
+    if (!use.wants(0, DType::f32)) continue;
+    INFO(std::string(v->name));
+    CHECK(ts::sum(ts::ones({n}, f32_gpu), 0).item<float>() == 33554432.0f);
+    // 0.1f, 2^24 times: the float64 sum, rounded once to f32, to f32's rounding.
+    const double tenth_sum = static_cast<double>(0.1f) * static_cast<double>(n / 2);
+    CHECK(ts::sum(ts::full({n / 2}, 0.1, f32_gpu), 0).item<float>() == doctest::Approx(tenth_sum).epsilon(1e-6));
+    // Rows of 2^24 + 2 ones along the inner dim, and normal values against the float64 sum.
+    const int64_t row = (int64_t{1} << 24) + 2;
+    CHECK(ts::sum(ts::ones({2, row}, f32_gpu), 1).to_vector<float>() == std::vector<float>{16777218.0f, 16777218.0f});
+    const Pair x = make_both({n}, DType::f32, 2501);
+    CHECK_GPU(ts::sum(x.gpu, 0), ref_sum(ref_of(x.cpu), 0, false), DType::f32, 2501);
+  }
+  // The warp rungs take rows of up to 1024 elements, so a row of 2^25 goes to the next rung: each
+  // variant is preferred in turn, and the block rung must have run.
+  const ts::OpDef* ops[] = {&ts::ops::softmax, &ts::ops::_safe_softmax};
+  for (const ts::OpDef* op : ops) {
+    const bool safe = op == &ts::ops::_safe_softmax;
+    auto softmax = [&](const Tensor& x) { return safe ? ts::_safe_softmax(x, 1) : ts::softmax(x, 1); };
+    int64_t rows_of_2_25 = 0;
+    for (const Variant* v : cuda_variants({op})) {
+      ts::VariantOverride use(v->name, ts::VariantOverride::Mode::prefer);
+      std::string lacks;
+      if (!ts::gpu_meets(v->needs, kGpu, &lacks)) continue;
+      INFO(std::string(v->name));
+      const std::vector<float> y = softmax(ts::zeros({1, n}, f32_gpu)).to_vector<float>();
+      REQUIRE(static_cast<int64_t>(y.size()) == n);
+      double total = 0;
+      for (const float e : y) total += e;
+      CHECK(y.front() == std::ldexp(1.0f, -25));
+      CHECK(y.back() == std::ldexp(1.0f, -25));
+      CHECK(total == doctest::Approx(1.0).epsilon(1e-12));
+      const Pair x = make_both({1, n}, DType::f32, 2502);
+      CHECK_GPU(softmax(x.gpu), ref_softmax(ref_of(x.cpu), 1, safe), DType::f32, 2502);
+      rows_of_2_25 += use.calls();
+    }
+    CHECK_MESSAGE(rows_of_2_25 > 0, std::string(op->name), ": no cuda rung ran a row of 2^25");
+  }
+}
+
 // ---- factories and copies --------------------------------------------------------------------------
 
 TEST_CASE("cuda: every variant: fill_, arange, rand, randn (same seed, same values as the CPU)") {

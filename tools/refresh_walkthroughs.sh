@@ -9,7 +9,9 @@
 # the cuda-gdb session; skipped when absent), --out DIR (the folder above), --skip-bench,
 # --readings-only (no runs: only the readings below, again, from the traces already in OUT),
 # --hopper-only (cuda: only the Hopper section, OUT/hopper/, then the readings), --bench-only (cuda:
-# only OUT/bench/, ts_bench and PyTorch: the slowest part, which a time-limited machine runs apart).
+# only OUT/bench/, ts_bench and PyTorch: the slowest part, which a time-limited machine runs apart),
+# --only T (one tutorial's runs, T one of 00_tensors_and_views 01_matmul_add 02_linear 03_mlp: its
+# folders alone are replaced; for 03_mlp on cuda also its two runs in OUT/hopper/, the ladders kept).
 #
 # For every run, OUT/<tutorial>/<name>.out.txt holds "$ command", everything it printed and its
 # exit status; the tables and traces it wrote sit beside it, named by their configuration. Each
@@ -37,6 +39,7 @@ bench=1
 readings_only=0
 hopper_only=0
 bench_only=0
+only=""
 while (($#)); do
   case $1 in
     --device) device=$2; shift 2 ;;
@@ -47,6 +50,7 @@ while (($#)); do
     --readings-only) readings_only=1; shift ;;
     --hopper-only) hopper_only=1; shift ;;
     --bench-only) bench_only=1; shift ;;
+    --only) only=$2; shift 2 ;;
     *) echo "refresh_walkthroughs.sh: unknown argument '$1' (see the header of $0)" >&2; exit 2 ;;
   esac
 done
@@ -55,6 +59,12 @@ case $device in
   cuda) out=${out:-docs/h200-runs} ;;
   *) echo "refresh_walkthroughs.sh: --device cpu or --device cuda" >&2; exit 2 ;;
 esac
+case $only in
+  "" | 00_tensors_and_views | 01_matmul_add | 02_linear | 03_mlp) ;;
+  *) echo "refresh_walkthroughs.sh: --only takes 00_tensors_and_views, 01_matmul_add, 02_linear or 03_mlp" >&2; exit 2 ;;
+esac
+# want T: whether this run makes tutorial T's outputs.
+want() { [[ -z $only || $only == "$1" ]]; }
 bin=$build/tutorials
 for t in 00_tensors_and_views 01_matmul_add 02_linear 03_mlp; do
   [[ -x $bin/$t ]] || { echo "refresh_walkthroughs.sh: $bin/$t not built (cmake --build $build --target $t)" >&2; exit 2; }
@@ -74,13 +84,16 @@ elif ((hopper_only)); then
   written=(hopper)
 elif ((readings_only)); then
   written=()
+elif [[ -n $only ]]; then
+  written=("$only")
+  [[ $only == 01_matmul_add && $device == cuda ]] && written+=(01_matmul_add_active20)
 else
   written=("${tutorial_dirs[@]}" "${extra_dirs[@]}")
 fi
 mkdir -p "$out"
 for d in "${written[@]}"; do rm -rf "${out:?}/$d"; done
-# A full run starts commands.txt again; a part (--bench-only, --hopper-only) adds its commands to it.
-((bench_only || hopper_only || readings_only)) || : >"$out/commands.txt"
+# A full run starts commands.txt again; a part (--bench-only, --hopper-only, --only) adds its commands to it.
+((bench_only || hopper_only || readings_only)) || [[ -n $only ]] || : >"$out/commands.txt"
 failures=0
 
 # run FILE CMD...: "$ CMD", its output and "exit status: N" into FILE; the command and status into commands.txt.
@@ -138,10 +151,11 @@ if ((readings_only == 0 && hopper_only == 0)); then
 } >"$out/machine.txt" 2>&1
 
 # ---- 00: views ---------------------------------------------------------------------------------
-tutorial 00_tensors_and_views views
+want 00_tensors_and_views && tutorial 00_tensors_and_views views
 
 # ---- 01: matmul + add ----------------------------------------------------------------------------
 t=01_matmul_add
+if want $t; then
 tutorial $t 64_cold --size 64
 # --unprofiled: after the profile, the same step timed with the profiler off (the profiler's own cost).
 tutorial $t 64_warm --size 64 --warmup 5 --unprofiled 200
@@ -163,19 +177,24 @@ if [[ $device == cuda ]]; then
 else
   tutorial $t 64_fused_matrix --size 64 --fused --bias matrix
 fi
+fi
 
 # ---- 02: Linear ---------------------------------------------------------------------------------------
 t=02_linear
+if want $t; then
 tutorial $t warm --warmup 5
 tutorial $t warm_fused --warmup 5 --fused
 if [[ $device == cuda ]]; then
   # A shape where cuBLASLt picks a split-K algorithm: two kernels for one GEMM, explained.
   tutorial $t splitk --tokens 33 --in 129 --out 65 --warmup 5
 fi
+fi
 
 # ---- 03: the GeGLU MLP ---------------------------------------------------------------------------------
 t=03_mlp
-if [[ $device == cuda ]]; then
+if ! want $t; then
+  :
+elif [[ $device == cuda ]]; then
   for path in eager fused merged; do tutorial $t "warm_$path" --path "$path" --warmup 5; done
   # An odd shape: the same kernels, another footprint; and one where the GEMMs go split-K.
   for path in fused merged; do
@@ -190,11 +209,14 @@ fi
 
 # ---- 03 on Hopper (cuda): the epilogue path's two kernels beside the merged path's three, and the
 # ladders of the GEMM rungs under them (the wgmma kernels run on compute capability 9.0 only) ----------
-if ((readings_only == 0)) && [[ $device == cuda ]]; then
+if ((readings_only == 0)) && [[ $device == cuda ]] && want 03_mlp; then
   h=$out/hopper
   for path in merged epilogue; do
     run "$h/03_mlp_warm_$path.out.txt" stdbuf -oL "$bin/03_mlp" --device cuda --path "$path" --warmup 5 --out-dir "$h"
   done
+fi
+if ((readings_only == 0)) && [[ $device == cuda && -z $only ]]; then
+  h=$out/hopper
   run "$h/ladder_mm_8192.out.txt" "$build/ts_ladder" --op mm --shape 8192,8192,8192
   run "$h/ladder_mm_4096.out.txt" "$build/ts_ladder" --op mm --shape 4096,4096,4096
   run "$h/ladder_mm_8192x6144x768.out.txt" "$build/ts_ladder" --op mm --shape 8192,6144,768
@@ -213,7 +235,7 @@ if [[ -x $build/ts_trace_check ]]; then
     "$build/ts_trace_check" "$json" >"${json%.json}.check.txt" 2>&1
   done
 fi
-if ((readings_only || hopper_only)); then
+if ((readings_only || hopper_only)) || [[ -n $only ]]; then
   echo "refresh_walkthroughs.sh: $failures run(s) exited non-zero; outputs in $out"
   exit $((failures > 0))
 fi

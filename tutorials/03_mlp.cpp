@@ -5,7 +5,7 @@
 //   eager   5 kernels per forward: 3 GEMMs, gelu, mul. The [8192, 3072]
 //           gelu output is written to memory by one kernel and read back by the next.
 //   fused   4 kernels: gelu and mul in one pass (ts::geglu): two tensors of
-//           [8192, 3072] bf16 less traffic (~100 MB per forward).
+//           [8192, 3072] bf16 less traffic (96 MB per forward).
 //   merged  3 kernels: gate and up as one GEMM on the concatenated weight,
 //           then the fused kernel reads both halves of its output in place.
 //   epilogue 2 kernels (on Hopper): one GEMM computes gate and up for each output
@@ -24,6 +24,7 @@
 
 #include "nn/geglu_mlp.h"
 #include "ops/ops.h"
+#include "profiler/key_averages.h"
 #include "tutorials/mlp_reference.h"
 #include "tutorials/tutorial_support.h"
 
@@ -50,7 +51,10 @@ int run(Flags f) {
                                          f.temperature(), f.path);
   fmt::print("== Tutorial 03: GeGLU MLP, path {}  x [{}, {}, {}], hidden {}  {}  {}\n\n", f.path, f.batch, f.seq,
              f.dim, f.hidden, f.dtype, device.str());
-  const double inter_mb = static_cast<double>(tokens * f.hidden) * static_cast<double>(ts::element_size(dtype)) / 1e6;
+  // In the table's units (PyTorch's: 1 MB = 2^20 bytes), so the guess reads like the memory columns.
+  const int64_t inter_bytes = tokens * f.hidden * static_cast<int64_t>(ts::element_size(dtype));
+  const std::string inter = ts::profiler::format_memory(inter_bytes);
+  const std::string inter_twice = ts::profiler::format_memory(2 * inter_bytes);
   fmt::print("Guess first, then look:\n");
   if (!device.is_cuda())
     fmt::print("  - on the CPU each op has finished when it returns: the table shows the ops a GPU run shows,\n"
@@ -61,14 +65,14 @@ int run(Flags f) {
   switch (path) {
     case ts::nn::MlpPath::eager:
       fmt::print("3 GEMMs (no biases: ts::linear -> ts::matmul -> ts::mm),\n"
-                 "    a gelu {} and a mul {}. Each [{}, {}] intermediate is {:.3g} MB: gelu writes one,\n"
+                 "    a gelu {} and a mul {}. Each [{}, {}] intermediate is {}: gelu writes one,\n"
                  "    mul reads it back with up's output and writes another.\n",
-                 kernel, kernel, tokens, f.hidden, inter_mb);
+                 kernel, kernel, tokens, f.hidden, inter);
       break;
     case ts::nn::MlpPath::fused:
       fmt::print("3 GEMMs and one ts::geglu {}: gelu(g) * u in one pass.\n"
-                 "    It saves writing and re-reading the gelu output: {:.3g} MB of traffic per forward.\n",
-                 kernel, 2 * inter_mb);
+                 "    It saves writing and re-reading the gelu output: {} of traffic per forward.\n",
+                 kernel, inter_twice);
       break;
     case ts::nn::MlpPath::merged:
       fmt::print("one GEMM for gate and up together ([{}, {}] output), the fused {} on\n"
@@ -96,8 +100,8 @@ int run(Flags f) {
       }
       fmt::print("one GEMM kernel (ts::linear_geglu) that computes gate and up for each\n"
                  "    output tile in registers and writes only gelu(gate) * up ([{}, {}]), then the down GEMM.\n"
-                 "    The merged path's [{}, {}] product ({:.3g} MB written, then read) never reaches memory.\n",
-                 tokens, f.hidden, tokens, 2 * f.hidden, 2 * inter_mb);
+                 "    The merged path's [{}, {}] product ({} written, then read) never reaches memory.\n",
+                 tokens, f.hidden, tokens, 2 * f.hidden, inter_twice);
       break;
   }
   if (device.is_cuda())

@@ -3,9 +3,10 @@
 // What changed from rung 0 (reduce_cpu_ref.cpp): one warp per output element.
 //        The 32 lanes stride along the reduced dim (coalesced when that dim is
 //        the innermost), each keeps a partial, and five shuffle steps combine
-//        the partials. sum accumulates in f32 (in another order than the CPU:
-//        results agree to rounding); max keeps the first index of the largest
-//        value, and a NaN wins, as in PyTorch.
+//        the partials. sum accumulates in f32, each lane's partial compensated
+//        (RunningSum: a plain f32 partial stops growing at 2^24 ones); in
+//        another order than the CPU, so results agree to rounding. max keeps
+//        the first index of the largest value, and a NaN wins, as in PyTorch.
 // Cost:  one read of the input, one write per output element.
 // Try:   TS_VARIANT=sum/cuda/naive ./build/dev/ts_tests -tc='cuda*'
 #include <math_constants.h>
@@ -27,9 +28,9 @@ __global__ void sum_warp_per_output_kernel(const T* __restrict__ x, T* __restric
   if (row >= rows) return;  // whole warps only
   int64_t o[2];
   row_calc.offsets(row, o);
-  float acc = 0.0f;
-  for (int64_t i = lane; i < n; i += 32) acc += to_float(x[o[0] + i * xs]);
-  acc = warp_sum(acc);
+  RunningSum partial;
+  for (int64_t i = lane; i < n; i += 32) partial.add(to_float(x[o[0] + i * xs]));
+  const float acc = warp_sum(partial.value());
   if (lane == 0) out[o[1]] = from_float<T>(acc);
 }
 

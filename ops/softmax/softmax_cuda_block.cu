@@ -5,9 +5,10 @@
 //        reductions across the block: each warp reduces its share with
 //        shuffles, then the warps' partials meet in shared memory. The same
 //        three steps as the oracle: m = max(x), s = sum(exp(x - m)),
-//        y = exp(x - m) / s, all in f32. A NaN wins the max, so a row with a
-//        NaN becomes NaN; the safe variant writes 0 for a row that is entirely
-//        -inf (m = -inf) instead of NaN.
+//        y = exp(x - m) / s, all in f32; each thread's share of s is a
+//        compensated sum (RunningSum), so a row of 2^25 still sums to 1. A
+//        NaN wins the max, so a row with a NaN becomes NaN; the safe variant
+//        writes 0 for a row that is entirely -inf (m = -inf) instead of NaN.
 // Cost:  three reads of each row (max, sum, write pass) and one write; rows that
 //        fit in L1/L2 make the second and third reads cheap.
 // Try:   TS_VARIANT=softmax/cuda/block ./build/dev/ts_ladder --op softmax --device cuda
@@ -59,9 +60,9 @@ __global__ void softmax_block_per_row_kernel(const T* __restrict__ x, T* __restr
     for (int64_t i = threadIdx.x; i < n; i += blockDim.x) yr[i * os] = from_float<T>(0.0f);
     return;
   }
-  float s = 0.0f;
-  for (int64_t i = threadIdx.x; i < n; i += blockDim.x) s += expf(to_float(xr[i * xs]) - m);
-  s = block_sum(s, scratch);
+  RunningSum share;
+  for (int64_t i = threadIdx.x; i < n; i += blockDim.x) share.add(expf(to_float(xr[i * xs]) - m));
+  const float s = block_sum(share.value(), scratch);
   for (int64_t i = threadIdx.x; i < n; i += blockDim.x) yr[i * os] = from_float<T>(expf(to_float(xr[i * xs]) - m) / s);
 }
 
