@@ -274,3 +274,41 @@ TEST_CASE("profiler cuda: CUPTI unavailable (simulated) falls back loudly to CUD
   CHECK(child.output.find("CUPTI could not start: CUPTI disabled by TS_CUPTI_DISABLE=1") != std::string::npos);
   CHECK(child.output.find("CUDA time: per-op CUDA-event timing, not CUPTI") != std::string::npos);
 }
+
+// The child of the next case: one window of ts::add, its clock line and its order printed.
+TEST_CASE("profiler cuda: child: one window, its clock") {
+  if (std::getenv("TS_PROFILER_CUDA_CHILD") == nullptr || skip_without_gpu()) return;
+  const ts::Tensor a = ts::randn({1}, {ts::DType::bf16, ts::kCUDA}), b = ts::randn({1}, {ts::DType::bf16, ts::kCUDA});
+  ts::cuda::synchronize();
+  prof::Profiler p(cuda_config());
+  p.start();
+  for (int i = 0; i < 100; ++i) ts::add(a, b);
+  p.stop();
+  const prof::DeviceActivityInfo& d = p.recording().device_activity;
+  fmt::print("source: {}\nclock: {}\nkernels: {}\nviolations: {}\n", d.source, d.clock,
+             total(count(p.recording(), prof::EventKind::kernel)), d.launch_order_violations);
+}
+
+TEST_CASE("profiler cuda: TS_CUPTI_CLOCK picks the clock: a measured offset by default, CUPTI's callback, or a refusal") {
+  if (skip_without_gpu()) return;
+  const std::string child_case = "profiler cuda: child: one window, its clock";
+  const Run offset = run_child(child_case, "TS_PROFILER_CUDA_CHILD=1");
+  INFO(offset.output);
+  CHECK(offset.status == 0);
+  CHECK(offset.output.find("source: cupti\nclock: measured offset: steady = CUPTI + ") != std::string::npos);
+  CHECK(offset.output.find("kernels: 100\nviolations: 0\n") != std::string::npos);
+
+  const Run callback = run_child(child_case, "TS_PROFILER_CUDA_CHILD=1 TS_CUPTI_CLOCK=callback");
+  INFO(callback.output);
+  CHECK(callback.status == 0);
+  CHECK(callback.output.find("source: cupti\nclock: CUPTI timestamp callback: the profiler's steady clock") !=
+        std::string::npos);
+  CHECK(callback.output.find("kernels: 100\n") != std::string::npos);
+
+  const Run bad = run_child(child_case, "TS_PROFILER_CUDA_CHILD=1 TS_CUPTI_CLOCK=wall");
+  INFO(bad.output);
+  CHECK(bad.status == 0);
+  CHECK(bad.output.find("CUPTI could not start: TS_CUPTI_CLOCK='wall': expected offset or callback") !=
+        std::string::npos);
+  CHECK(bad.output.find("source: cuda_events\n") != std::string::npos);
+}
