@@ -276,7 +276,7 @@ TEST_CASE("profiler cuda: CUPTI unavailable (simulated) falls back loudly to CUD
 }
 
 // The child of the next case: one window of ts::add, its clock line and its order printed.
-TEST_CASE("profiler cuda: child: one window, its clock") {
+TEST_CASE("profiler cuda: child: one window and its clock") {
   if (std::getenv("TS_PROFILER_CUDA_CHILD") == nullptr || skip_without_gpu()) return;
   const ts::Tensor a = ts::randn({1}, {ts::DType::bf16, ts::kCUDA}), b = ts::randn({1}, {ts::DType::bf16, ts::kCUDA});
   ts::cuda::synchronize();
@@ -291,7 +291,7 @@ TEST_CASE("profiler cuda: child: one window, its clock") {
 
 TEST_CASE("profiler cuda: TS_CUPTI_CLOCK picks the clock: a measured offset by default, CUPTI's callback, or a refusal") {
   if (skip_without_gpu()) return;
-  const std::string child_case = "profiler cuda: child: one window, its clock";
+  const std::string child_case = "profiler cuda: child: one window and its clock";
   const Run offset = run_child(child_case, "TS_PROFILER_CUDA_CHILD=1");
   INFO(offset.output);
   CHECK(offset.status == 0);
