@@ -7,13 +7,9 @@
 //   kernel_footprint.h     a kernel's occupancy, for the trace
 //   cuda_call_check.h      how every CUDA and CUPTI call is checked without throwing
 //
-// Clocks: CUPTI stamps its records with its own clock (CLOCK_REALTIME on
-// Linux); every window measures the offset from it to the profiler's steady
-// clock when it starts, and again when it stops, and adds it to the records.
-// CUPTI could instead read the profiler's clock through a timestamp callback
-// (TS_CUPTI_CLOCK=callback), but CUPTI 13.0 then shifts the kernels of some
-// windows of a long process 12 to 14 us early, before their own launch calls
-// (docs/h200-runs/clock-order/), so the measured offset is the default.
+// CUPTI reads the profiler's own clock through a timestamp callback, so CPU
+// and GPU events need no conversion; where that callback cannot be installed,
+// the offset between the two clocks is measured once and added at stop.
 #include "profiler/cupti_source.h"
 
 #include <cuda_runtime_api.h>
@@ -81,7 +77,6 @@ class CuptiSource final : public DeviceActivitySource {
                  refused);
     }
     enabled_ = true;
-    offset_read_ = !callback_clock_ && measure_offset(offset_at_start_);
   }
 
   void start() override {
@@ -119,13 +114,12 @@ class CuptiSource final : public DeviceActivitySource {
     TS_CUPTI_OK(cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED));
     disable(kKindCount);
     cupti::TakenRecords taken = cupti::take_records();
-    int64_t offset_ns = 0;
     info.source = "cupti";
-    info.clock = window_clock(offset_ns);
+    info.clock = clock_;
     info.cupti_dropped_records = taken.cupti_dropped;
     info.buffers_refused = taken.buffers_refused;
     cupti::append_cupti_events(
-        taken.kept, {.clock_offset_ns = offset_ns, .devices = devices_, .current_device = current_device()}, rec);
+        taken.kept, {.clock_offset_ns = offset_, .devices = devices_, .current_device = current_device()}, rec);
     detail::report_failed_calls(info);
   }
 
@@ -161,59 +155,30 @@ class CuptiSource final : public DeviceActivitySource {
     }
     // System thread ids, so that launch calls land on the thread lanes of our CPU events.
     TS_CUPTI_OK(cuptiSetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM));
-    if (!choose_clock()) return false;
+    install_clock();
     std::atexit([] { static_cast<CuptiSource&>(cupti_activity_source()).teardown(); });  // after CUPTI's own
     read_devices();
     return true;
   }
 
-  // TS_CUPTI_CLOCK: "offset" (the default) or "callback" (see the top of this file).
-  bool choose_clock() {
-    const char* v = std::getenv("TS_CUPTI_CLOCK");
-    const std::string_view asked = v == nullptr || *v == '\0' ? "offset" : v;
-    if (asked == "callback") {
-      if (const std::string e = TS_CUPTI_TRY(cuptiActivityRegisterTimestampCallback(steady_timestamp)); !e.empty()) {
-        fail("TS_CUPTI_CLOCK=callback: " + e);
-        return false;
-      }
-      callback_clock_ = true;
-      return true;
+  // CUPTI reads the profiler's clock through a callback; where it cannot, the
+  // offset from CUPTI's clock to ours is measured once, halfway through a read.
+  void install_clock() {
+    if (cuptiActivityRegisterTimestampCallback(steady_timestamp) == CUPTI_SUCCESS) {
+      clock_ = "CUPTI timestamp callback: the profiler's steady clock (CLOCK_MONOTONIC ns)";
+      return;
     }
-    if (asked != "offset") {
-      fail(fmt::format("TS_CUPTI_CLOCK='{}': expected offset or callback", asked));
-      return false;
-    }
-    return true;
-  }
-
-  // Steady clock minus CUPTI's, read halfway through one cuptiGetTimestamp
-  // (false when CUPTI's clock cannot be read).
-  static bool measure_offset(int64_t& offset_ns) {
     uint64_t cupti_ns = 0;
     const int64_t before = now_ns();
     const bool read = TS_CUPTI_OK(cuptiGetTimestamp(&cupti_ns));
     const int64_t after = now_ns();
-    if (read) offset_ns = before + (after - before) / 2 - static_cast<int64_t>(cupti_ns);
-    return read;
+    if (!read) {
+      clock_ = "CUPTI's own: neither its timestamp callback nor its clock could be read (GPU and CPU times may not align)";
+      return;
+    }
+    offset_ = before + (after - before) / 2 - static_cast<int64_t>(cupti_ns);
+    clock_ = fmt::format("measured offset: steady = CUPTI + {} ns", offset_);
   }
-
-  // The window's clock line, and the offset its records get; the offsets
-  // measured at its start and stop differ when the wall clock was set in between.
-  std::string window_clock(int64_t& offset_ns) const {
-    offset_ns = 0;
-    if (callback_clock_) return "CUPTI timestamp callback: the profiler's steady clock (CLOCK_MONOTONIC ns)";
-    int64_t at_stop = 0;
-    if (!offset_read_ || !measure_offset(at_stop))
-      return "CUPTI's own: its clock could not be read (GPU and CPU times may not align)";
-    offset_ns = offset_at_start_;
-    const int64_t moved = at_stop - offset_at_start_;
-    if (moved > kClockStepNs || moved < -kClockStepNs)
-      return fmt::format("measured offset: steady = CUPTI + {} ns; the wall clock was set during the window "
-                         "(the offset moved by {} ns), so GPU and CPU times may not align",
-                         offset_at_start_, moved);
-    return fmt::format("measured offset: steady = CUPTI + {} ns", offset_at_start_);
-  }
-  static constexpr int64_t kClockStepNs = 100'000;  // far above a read's jitter (well under 1 us)
 
   // Every device's properties, by index (kernel footprints, the trace's
   // deviceProperties); the list ends before a device that cannot be read.
@@ -259,9 +224,8 @@ class CuptiSource final : public DeviceActivitySource {
   bool initialized_ = false, no_gpu_ = false, enabled_ = false, using_fallback_ = false;
   bool warned_api_selection_ = false;
   std::string failed_;  // why CUPTI cannot be used ("" while it can)
-  bool callback_clock_ = false;  // TS_CUPTI_CLOCK=callback: CUPTI reads the steady clock itself
-  bool offset_read_ = false;     // offset_at_start_ was measured when this window's kinds were enabled
-  int64_t offset_at_start_ = 0;  // steady clock minus CUPTI's
+  std::string clock_;
+  int64_t offset_ = 0;  // added to CUPTI times when the timestamp callback could not be installed
   std::vector<cudaDeviceProp> devices_;
 };
 

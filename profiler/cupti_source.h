@@ -1,9 +1,9 @@
 // profiler/cupti_source.h: the CUDA side of a profile, from CUPTI's activity API.
 //
 // What Kineto does for torch.profiler, step by step:
-//   prepare()     first use: register CUPTI's buffer callbacks, read the
-//                 devices' properties; every window: measure CUPTI's clock
-//                 against ours (cupti_source.cpp), enable the activity kinds (kernels, copies, sets, runtime and driver
+//   prepare()     first use: register CUPTI's buffer and timestamp callbacks,
+//                 read the devices' properties; every window: enable the
+//                 activity kinds (kernels, copies, sets, runtime and driver
 //                 calls, external correlation, synchronization, overhead), then
 //                 switch off at the source the API calls nobody keeps
 //                 (cupti_api_selection.h)
@@ -21,8 +21,6 @@
 // reported with the recording (cuda_call_check.h).
 //
 // Switches: TS_CUPTI_DISABLE=1 simulates a CUPTI that cannot start (tests);
-// TS_CUPTI_CLOCK=callback has CUPTI read the profiler's clock itself instead of
-// the measured offset of the default (cupti_source.cpp says why it is not);
 // TS_NVTX=1 wraps every op in an NVTX range, so Nsight Systems shows our op names.
 #pragma once
 
