@@ -47,7 +47,7 @@ TEST_CASE("cuda: device target: the GPU's capability, the code it runs, the capa
   const ts::cuda::DeviceProperties p = ts::cuda::device_properties(0);
   MESSAGE("cuda:0 ", t.name, ": compute capability ", ts::cuda::to_string(t.gpu), ", rungs chosen as ",
           ts::cuda::to_string(t.chosen_as), ", code compute_", t.code.major, t.code.minor, " of ",
-          std::string(ts::cuda::built_architectures()), ts::cuda::built_sm90a() ? " (+ sm_90a)" : "");
+          std::string(ts::cuda::built_architectures()), std::string(ts::cuda::built_sm90a() ? " (+ sm_90a)" : ""));
   CHECK(t.name == p.name);
   CHECK(t.gpu == ComputeCapability{p.major, p.minor});
   // The driver runs code built for this GPU's generation or an older one, never a newer one.

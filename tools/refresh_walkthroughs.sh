@@ -92,8 +92,13 @@ else
 fi
 mkdir -p "$out"
 for d in "${written[@]}"; do rm -rf "${out:?}/$d"; done
-# A full run starts commands.txt again; a part (--bench-only, --hopper-only, --only) adds its commands to it.
-((bench_only || hopper_only || readings_only)) || [[ -n $only ]] || : >"$out/commands.txt"
+# A full run starts commands.txt again; --only T replaces T's lines in it (those writing to OUT/T or
+# OUT/hopper, which it runs again); the other parts add their commands to it.
+if [[ -n $only ]]; then
+  [[ ! -f $out/commands.txt ]] || sed -i "\#tutorials/$only .*--out-dir $out/\($only\|hopper\)\$#d" "$out/commands.txt"
+elif ! ((bench_only || hopper_only || readings_only)); then
+  : >"$out/commands.txt"
+fi
 failures=0
 
 # run FILE CMD...: "$ CMD", its output and "exit status: N" into FILE; the command and status into commands.txt.
