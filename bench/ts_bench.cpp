@@ -40,6 +40,7 @@
 #include "profiler/chrome_trace.h"
 #include "profiler/profiler.h"
 #include "tensor/cuda_device.h"
+#include "tensor/file_output.h"
 
 #if TS_HAVE_CUDA
 namespace ts::bench {
@@ -526,11 +527,10 @@ int main_impl(int argc, char** argv) {
     return 0;
   }
 
-  std::FILE* json = json_path.empty() ? nullptr : std::fopen(json_path.c_str(), "w");
-  if (!json_path.empty() && json == nullptr) {
-    fmt::print(stderr, "ts_bench: cannot write {}\n", json_path);
-    return 1;
-  }
+  // --json: the lines go to a temporary file beside it, which becomes the file at the end
+  // (tensor/file_output.h); a byte lost on the way (a full disk) is a ts::Error there, and exit 1.
+  std::optional<ts::FileOutput> json;
+  if (!json_path.empty()) json.emplace(json_path, "--json " + json_path);
   fmt::print("{:<40} {:>12} {:<8}  {}\n", "entry", "median", "unit", "note");
   fmt::print("{:-<40} {:->12} {:-<8}  {:-<40}\n", "", "", "", "");
   for (const Entry& e : all) {
@@ -550,13 +550,14 @@ int main_impl(int argc, char** argv) {
     fmt::print("{:<40} {:>12.3f} {:<8}  {}\n", r.name, r.value, r.unit, e.note);
     for (const Result& more : r.also) fmt::print("{:<40} {:>12.3f} {:<8}\n", more.name, more.value, more.unit);
     if (json) {
-      fmt::print(json, "{{\"name\": \"{}\", \"value\": {:.6g}, \"unit\": \"{}\"}}\n", r.name, r.value, r.unit);
+      json->write(
+          fmt::format("{{\"name\": \"{}\", \"value\": {:.6g}, \"unit\": \"{}\"}}\n", r.name, r.value, r.unit));
       for (const Result& more : r.also)
-        fmt::print(json, "{{\"name\": \"{}\", \"value\": {:.6g}, \"unit\": \"{}\"}}\n", more.name, more.value,
-                   more.unit);
+        json->write(fmt::format("{{\"name\": \"{}\", \"value\": {:.6g}, \"unit\": \"{}\"}}\n", more.name,
+                                more.value, more.unit));
     }
   }
-  if (json) std::fclose(json);
+  if (json) json->commit();
   return 0;
 }
 

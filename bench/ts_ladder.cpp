@@ -51,6 +51,7 @@
 #include <functional>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <random>
 #include <string>
 #include <string_view>
@@ -72,6 +73,7 @@
 #include "ops/registry.h"
 #include "ops/softmax/softmax.h"
 #include "tensor/cuda_device.h"
+#include "tensor/file_output.h"
 
 namespace ts::ladder {
 
@@ -437,7 +439,7 @@ struct Settings {
   Size size;          // --shape read and checked against the one --op (parse_shape); empty: each op's default
   int runs = 20, warmup = 3;
   uint64_t seed = 0;
-  std::FILE* json = nullptr;
+  FileOutput* json = nullptr;  // --json's file (tensor/file_output.h); null without --json
 };
 
 // Samples (microseconds, sorted) of one rung on a prepared call.
@@ -618,8 +620,7 @@ void write_json(const Settings& s, const Row& row, const std::string& label, dou
   j["rel_err"] = number(row.rel_err);
   j["status"] = state_name(row.state);
   if (!row.note.empty()) j["note"] = row.note;
-  fmt::print(s.json, "{}\n", j.dump());
-  std::fflush(s.json);
+  s.json->write(j.dump() + "\n");
 }
 
 // Validates and times every rung of one op; prints its table. False when a rung failed or erred.
@@ -956,9 +957,15 @@ int main_impl(int argc, char** argv) {
   }
 
   s.seed = seed_option->count() > 0 ? seed : std::random_device{}();
+  // --json: the lines go to a temporary file beside it, which becomes the file at the end; made
+  // now, so that a path that cannot be written stops the run before anything is measured.
+  std::optional<FileOutput> json_file;
   if (!json_path.empty()) {
-    s.json = std::fopen(json_path.c_str(), "w");
-    if (s.json == nullptr) return bad(fmt::format("--json {}: cannot write it: {}", json_path, std::strerror(errno)));
+    try {
+      s.json = &json_file.emplace(json_path, "--json " + json_path);
+    } catch (const Error& e) {
+      return bad(e.what());
+    }
   }
 
   if (s.device.is_cuda()) {
@@ -983,16 +990,16 @@ int main_impl(int argc, char** argv) {
                ceilings.copy_how, num(ceilings.gemm_flops_per_s / (gpu ? 1e12 : 1e9)), gpu ? "TFLOP/s" : "GFLOP/s",
                ceilings.gemm_how);
     if (s.json != nullptr) {
-      fmt::print(s.json, "{}\n",
-                 nlohmann::ordered_json{{"name", fmt::format("ladder/ceiling/copy/{}", s.device.str())},
-                                {"value", ceilings.copy_bytes_per_s / 1e9}, {"unit", "GB/s"}}
-                     .dump());
-      fmt::print(s.json, "{}\n",
-                 nlohmann::ordered_json{{"name", fmt::format("ladder/ceiling/gemm/{}/{}", s.device.str(),
-                                                     gpu ? dtype_short_name(s.dtype) : "f32")},
-                                {"value", ceilings.gemm_flops_per_s / (gpu ? 1e12 : 1e9)},
-                                {"unit", gpu ? "TFLOP/s" : "GFLOP/s"}}
-                     .dump());
+      s.json->write(nlohmann::ordered_json{{"name", fmt::format("ladder/ceiling/copy/{}", s.device.str())},
+                                           {"value", ceilings.copy_bytes_per_s / 1e9}, {"unit", "GB/s"}}
+                        .dump() +
+                    "\n");
+      s.json->write(nlohmann::ordered_json{{"name", fmt::format("ladder/ceiling/gemm/{}/{}", s.device.str(),
+                                                                gpu ? dtype_short_name(s.dtype) : "f32")},
+                                           {"value", ceilings.gemm_flops_per_s / (gpu ? 1e12 : 1e9)},
+                                           {"unit", gpu ? "TFLOP/s" : "GFLOP/s"}}
+                        .dump() +
+                    "\n");
     }
   } catch (const std::exception& e) {
     fmt::print("ceilings: not measured ({}): no % roof\n", one_line(e.what()));
@@ -1018,7 +1025,14 @@ int main_impl(int argc, char** argv) {
   }
   fmt::print("\n{} of {} ops: every rung ok or refused{}\n", specs.size() - static_cast<size_t>(failed), specs.size(),
              failed ? fmt::format("; {} with a FAIL or ERROR", failed) : "");
-  if (s.json != nullptr) std::fclose(s.json);
+  if (s.json != nullptr) {
+    try {
+      s.json->commit();
+    } catch (const Error& e) {  // a byte of it lost (a full disk): the run's figures are not in the file
+      fmt::print(stderr, "ts_ladder: {}\n", one_line(e.what()));
+      return 1;
+    }
+  }
   return failed ? 1 : 0;
 }
 

@@ -8,7 +8,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cstdio>
 #include <iterator>
 #include <set>
 #include <unordered_set>
@@ -16,6 +15,7 @@
 
 #include "profiler/key_averages.h"
 #include "tensor/error.h"
+#include "tensor/file_output.h"
 
 namespace ts::profiler {
 
@@ -51,16 +51,59 @@ void put_dims(Buffer& b, const Dims& d) {
   b.push_back(']');
 }
 
-// A JSON string literal: quotes, backslashes and control characters escaped.
+// The non-ASCII character at the start of s: the bytes of a well-formed UTF-8 sequence, or of
+// the maximal ill-formed prefix (at least one byte) that one U+FFFD replaces (Unicode's "maximal
+// subpart" practice, which Python's errors="replace" follows).
+struct Utf8Char {
+  size_t bytes;
+  bool valid;
+};
+Utf8Char utf8_char(std::string_view s) {
+  const auto byte = [&](size_t i) { return static_cast<unsigned char>(s[i]); };
+  const unsigned char lead = byte(0);
+  size_t length = 0;
+  unsigned char low = 0x80, high = 0xbf;  // the range of the second byte (Unicode's table 3-7)
+  if (lead >= 0xc2 && lead <= 0xdf) {
+    length = 2;
+  } else if (lead >= 0xe0 && lead <= 0xef) {
+    length = 3;
+    if (lead == 0xe0) low = 0xa0;   // no overlong forms
+    if (lead == 0xed) high = 0x9f;  // no surrogates
+  } else if (lead >= 0xf0 && lead <= 0xf4) {
+    length = 4;
+    if (lead == 0xf0) low = 0x90;   // no overlong forms
+    if (lead == 0xf4) high = 0x8f;  // nothing above U+10FFFF
+  }
+  if (length == 0) return {1, false};  // 0x80..0xc1 and 0xf5..0xff never start a character
+  size_t taken = 1;
+  while (taken < length && taken < s.size()) {
+    const unsigned char b = byte(taken);
+    if (taken == 1 ? (b < low || b > high) : (b < 0x80 || b > 0xbf)) break;
+    ++taken;
+  }
+  return {taken, taken == length};
+}
+
+// A JSON string literal: quotes, backslashes and control characters escaped; valid UTF-8 kept as
+// it is, and each ill-formed byte sequence replaced by U+FFFD, so that the file is valid UTF-8
+// (strict readers, Python's json.load and nlohmann::json among them, refuse anything else).
 void put_string(Buffer& b, std::string_view s) {
   b.push_back('"');
   const bool plain = std::none_of(s.begin(), s.end(), [](char c) {
-    return c == '"' || c == '\\' || static_cast<unsigned char>(c) < 0x20;
+    const auto u = static_cast<unsigned char>(c);
+    return c == '"' || c == '\\' || u < 0x20 || u >= 0x80;
   });
   if (plain) {
     put(b, s);
   } else {
-    for (const char c : s) {
+    for (size_t i = 0; i < s.size();) {
+      const char c = s[i];
+      if (static_cast<unsigned char>(c) >= 0x80) {
+        const Utf8Char u = utf8_char(s.substr(i));
+        put(b, u.valid ? s.substr(i, u.bytes) : std::string_view("\xEF\xBF\xBD"));  // U+FFFD
+        i += u.bytes;
+        continue;
+      }
       switch (c) {
         case '"': put(b, "\\\""); break;
         case '\\': put(b, "\\\\"); break;
@@ -74,6 +117,7 @@ void put_string(Buffer& b, std::string_view s) {
             b.push_back(c);
           }
       }
+      ++i;
     }
   }
   b.push_back('"');
@@ -436,32 +480,48 @@ std::string chrome_trace_json(const Recording& recording, const std::string& tra
   return fmt::to_string(out);
 }
 
+namespace {
+
+// The gzip file format (RFC 1952, what gzopen writes) of `text`, made in memory.
+std::string gzip(std::string_view text) {
+  z_stream z{};
+  TS_CHECK(deflateInit2(&z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) == Z_OK,
+           "export_chrome_trace: zlib cannot start a gzip stream: {}", z.msg ? z.msg : "out of memory");
+  std::string out(deflateBound(&z, text.size()), '\0');
+  constexpr size_t kStep = size_t{1} << 30;  // zlib counts bytes in 32-bit unsigned ints
+  size_t in = 0, done = 0;
+  int status = Z_OK;
+  while (status == Z_OK) {
+    if (z.avail_in == 0 && in < text.size()) {
+      z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(text.data() + in));
+      z.avail_in = static_cast<uInt>(std::min(kStep, text.size() - in));
+      in += z.avail_in;
+    }
+    if (done == out.size()) out.resize(out.size() * 2);  // beyond deflateBound: not expected
+    z.next_out = reinterpret_cast<Bytef*>(out.data() + done);
+    z.avail_out = static_cast<uInt>(std::min(kStep, out.size() - done));
+    const uInt room = z.avail_out;
+    status = deflate(&z, in == text.size() ? Z_FINISH : Z_NO_FLUSH);
+    done += room - z.avail_out;
+  }
+  deflateEnd(&z);
+  TS_CHECK(status == Z_STREAM_END, "export_chrome_trace: zlib's deflate failed (status {})", status);
+  out.resize(done);
+  return out;
+}
+
+}  // namespace
+
+// Through ts::write_file (tensor/file_output.h): the whole trace or nothing, never a planted link
+// followed, never a device replaced by a file.
 void export_chrome_trace(const Recording& recording, const std::string& path) {
   Buffer json;
   write_json(recording, path, json);
-  const std::string tmp = path + ".tmp";
-  const bool gzip = path.size() > 3 && path.ends_with(".gz");
-  bool ok = false;
-  if (gzip) {
-    if (gzFile f = gzopen(tmp.c_str(), "wb")) {
-      ok = true;
-      for (size_t at = 0; ok && at < json.size(); at += 1u << 24) {
-        const auto n = static_cast<unsigned>(std::min<size_t>(json.size() - at, 1u << 24));
-        ok = gzwrite(f, json.data() + at, n) == static_cast<int>(n);
-      }
-      ok = (gzclose(f) == Z_OK) && ok;
-    }
-  } else if (std::FILE* f = std::fopen(tmp.c_str(), "wb")) {
-    ok = std::fwrite(json.data(), 1, json.size(), f) == json.size();
-    ok = (std::fclose(f) == 0) && ok;
-  }
-  if (!ok) {
-    std::remove(tmp.c_str());
-    fail("export_chrome_trace: cannot write {} (does its directory exist and is it writable?)", path);
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    std::remove(tmp.c_str());
-    fail("export_chrome_trace: cannot rename {} to {}", tmp, path);
+  const std::string_view text(json.data(), json.size());
+  if (path.size() > 3 && path.ends_with(".gz")) {
+    ts::write_file(path, gzip(text), "export_chrome_trace");
+  } else {
+    ts::write_file(path, text, "export_chrome_trace");
   }
 }
 

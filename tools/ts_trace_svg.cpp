@@ -65,6 +65,7 @@
 #include <tuple>
 #include <vector>
 
+#include "tensor/file_output.h"
 #include "tools/trace_file.h"
 
 namespace {
@@ -273,11 +274,10 @@ int write_output(const Options& opt, const std::string& svg, const std::string& 
     fmt::print("{}", svg);
     return std::fflush(stdout) == 0 ? 0 : fail("cannot write the SVG to stdout");
   }
+  // Whole or not at all, never through a planted link or over a device (tensor/file_output.h); its
+  // ts::Error ("cannot write PATH: why") becomes main's one line and exit 1.
   const std::string path = opt.out.empty() ? default_output(opt) : opt.out;
-  std::FILE* f = std::fopen(path.c_str(), "wb");
-  if (f == nullptr) return fail(fmt::format("cannot write {}: {}", path, std::strerror(errno)));
-  const bool ok = std::fwrite(svg.data(), 1, svg.size(), f) == svg.size();
-  if (std::fclose(f) != 0 || !ok) return fail(fmt::format("cannot write {}: {}", path, std::strerror(errno)));
+  ts::write_file(path, svg, "");
   fmt::print("wrote {} ({})\n", path, what);
   return 0;
 }

@@ -14,9 +14,12 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <charconv>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <exception>
 #include <filesystem>
 #include <fstream>
@@ -32,6 +35,7 @@
 #include "tensor/cuda_device.h"
 #include "tensor/device.h"
 #include "tensor/error.h"
+#include "tensor/file_output.h"
 
 namespace tutorial {
 
@@ -259,23 +263,21 @@ inline void prepare_out_dir(const std::string& dir) {
   fs::create_directories(dir, ec);
   TS_CHECK(!ec, "--out-dir {}: cannot create the folder: {}", dir, ec.message());
   TS_CHECK(fs::is_directory(dir, ec), "--out-dir {}: not a folder", dir);
-  const fs::path probe = fs::path(dir) / fmt::format(".write_probe_{}", static_cast<long>(getpid()));
-  bool writable = false;
-  {
-    std::ofstream out(probe, std::ios::binary);
-    writable = static_cast<bool>(out << "probe" << std::flush);
+  // The probe is a new file of a name mkstemp picks, removed again: nothing already there (a
+  // link planted at a name that can be guessed) is opened.
+  std::string probe = (fs::path(dir) / ".write_probe_XXXXXX").string();
+  const int fd = ::mkstemp(probe.data());
+  const int error = fd < 0 ? errno : 0;
+  if (fd >= 0) {
+    ::close(fd);
+    ::unlink(probe.c_str());
   }
-  fs::remove(probe, ec);
-  TS_CHECK(writable, "--out-dir {}: cannot write files there", dir);
+  TS_CHECK(fd >= 0, "--out-dir {}: cannot write files there: {}", dir, std::strerror(error));
 }
 
-// Writes `text` to `path`; ts::Error when any byte of it could not be written.
-inline void write_text_file(const std::string& path, const std::string& text) {
-  std::ofstream out(path, std::ios::binary);
-  out << text;
-  out.close();
-  TS_CHECK(!out.fail(), "cannot write {} (is the folder writable, is a folder in the way, is the disk full?)", path);
-}
+// Writes `text` to `path`, whole or not at all (tensor/file_output.h); ts::Error "cannot write
+// PATH: why" when any byte of it could not be written or something other than a file is in the way.
+inline void write_text_file(const std::string& path, const std::string& text) { ts::write_file(path, text, ""); }
 
 // Whether a file of this name is already there (an earlier run's, to be replaced).
 inline bool file_exists(const std::string& path) {
