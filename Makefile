@@ -10,9 +10,11 @@
 #                    for the GPU; logs and summary.txt in dir (tools/gpu_check.sh says what each does)
 #   make sanitize    the sanitize preset (ASan + UBSan on the host code) in build/sanitize, then its
 #                    test suite, every tutorial on the CPU included; any sanitizer report fails it
+#   make tsan        the tsan preset (ThreadSanitizer on the host code, CPU only) in build/tsan, then
+#                    the thread and profiler-misuse cases of ts_hardening_tests; any race report fails it
 #   make fuzz        many more view/op fuzz cases than `make test` runs (TS_FUZZ_SEED, TS_FUZZ_CASES)
 #
-# Variables: PRESET=debug|dev|release|sanitize (default dev); TS_CUDA_ARCHS=86 (CMAKE_CUDA_ARCHITECTURES:
+# Variables: PRESET=debug|dev|release|sanitize|tsan (default dev); TS_CUDA_ARCHS=86 (CMAKE_CUDA_ARCHITECTURES:
 # by default the GPUs visible at configure time, or the portable set when none is; also native,
 # portable or a list such as "80;90"); TS_CUDA=OFF (a CPU-only build, even where nvcc is found).
 
@@ -23,7 +25,7 @@ PRESET ?= dev
 BUILD  := build/$(PRESET)
 CMAKE_ARGS := $(if $(TS_CUDA_ARCHS),-DCMAKE_CUDA_ARCHITECTURES="$(TS_CUDA_ARCHS)") $(if $(TS_CUDA),-DTS_CUDA=$(TS_CUDA))
 
-.PHONY: all build deps configure tutorials test bench debug clean gpu-check sanitize fuzz
+.PHONY: all build deps configure tutorials test bench debug clean gpu-check sanitize tsan fuzz
 
 all: build
 
@@ -59,6 +61,14 @@ sanitize:
 	@set -o pipefail && ctest --preset sanitize 2>&1 | tee build/sanitize/ctest.log; status=$$?; \
 	  python3 tools/test_summary.py build/sanitize/ctest.log build/sanitize/Testing/Temporary/LastTest.log \
 	    --label "sanitize tests" || status=1; exit $$status
+
+# The cases that run ops, overrides and the profiler from several threads at once, built with
+# ThreadSanitizer. OpenBLAS is not instrumented and its worker threads hand work over through
+# spinning, which TSan cannot see as synchronization: one thread keeps its calls on the caller's.
+tsan:
+	$(MAKE) configure PRESET=tsan
+	cmake --build build/tsan --target ts_hardening_tests
+	OPENBLAS_NUM_THREADS=1 build/tsan/ts_hardening_tests -tc='threads*,profiler misuse*,profiler guards*,profiler record_shapes*'
 
 # A fresh seed unless TS_FUZZ_SEED is given; it is printed first, to replay a failure.
 fuzz: build

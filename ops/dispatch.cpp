@@ -1,8 +1,11 @@
 // ops/dispatch.cpp: the one choke point: profiler scope, checks, variant choice, the call.
 #include "ops/dispatch.h"
 
+#include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <set>
 #include <string>
@@ -14,13 +17,33 @@
 
 namespace ts {
 
-namespace {
-
 // Forced variants. Both lists are empty unless something forces a variant, so
 // the common path pays one emptiness check each. A scoped override is searched
 // innermost first; a variant for device "any" applies to every device.
-thread_local std::vector<VariantOverride*> scoped_overrides;  // VariantOverride, per thread, a stack
-std::vector<const Variant*> env_overrides;                     // TS_VARIANT, process-wide
+
+// The scoped overrides of one thread, innermost last. Each override holds the stack it was pushed
+// on (a shared_ptr: the stack outlives its thread while an override on it lives) and erases itself
+// from it, from whichever thread destroys it, so overrides destroyed out of order or elsewhere leave
+// the others as they were.
+struct detail::OverrideStack {
+  std::recursive_mutex mutex;  // recursive: a forced rung's checks may dispatch again on this thread
+  std::vector<VariantOverride*> overrides;
+  std::atomic<size_t> size{0};  // read without the lock on the common path, where it is 0
+};
+
+namespace {
+
+detail::OverrideStack& this_thread_overrides(std::shared_ptr<detail::OverrideStack>* share = nullptr) {
+  thread_local const std::shared_ptr<detail::OverrideStack> stack = std::make_shared<detail::OverrideStack>();
+  if (share != nullptr) *share = stack;
+  return *stack;
+}
+
+// TS_VARIANT, process-wide: null or a list, replaced whole by reload_variant_environment(). A list once
+// installed is never freed, so that a thread dispatching while another reloads reads the old list or
+// the new one, never a list being freed; reloads are rare (tests and tools), and each keeps a few
+// pointers.
+std::atomic<const std::vector<const Variant*>*> env_overrides{nullptr};
 
 // What a VariantOverride being asked (VariantOverride::refusal) wants to hear, per thread: the first
 // call of its variant's op is prepared, answered here and never run.
@@ -52,7 +75,13 @@ void parse_variant_environment() {
              name);
     parsed.push_back(v);
   }
-  env_overrides = std::move(parsed);
+  static std::mutex mutex;  // two threads reloading at once install one list after the other
+  // Every list installed, kept to the end of the process (never destroyed, so not at exit either).
+  static auto* installed = new std::vector<std::unique_ptr<const std::vector<const Variant*>>>();
+  std::lock_guard lock(mutex);
+  if (parsed.empty() && installed->empty()) return;
+  installed->push_back(std::make_unique<const std::vector<const Variant*>>(std::move(parsed)));
+  env_overrides.store(installed->back().get(), std::memory_order_release);
 }
 
 // TS_VARIANT named a variant of this op for another device: the call cannot use it.
@@ -94,23 +123,26 @@ void reload_variant_environment() { parse_variant_environment(); }
 const Variant& select_variant(const OpCall& call) {
   static const bool env_parsed = (parse_variant_environment(), true);  // once, at the first dispatch
   (void)env_parsed;
-  for (auto it = scoped_overrides.rbegin(); it != scoped_overrides.rend(); ++it) {  // innermost first
-    VariantOverride& o = **it;
-    const Variant& v = *o.variant_;
-    if (v.op != &call.op) continue;  // an override forces calls of its own op only, never the ops inside it
-    if (o.mode_ == VariantOverride::Mode::prefer) {
-      // Preferred, not forced: a call the variant cannot run (another device, inputs it refuses)
-      // goes to the next choice.
-      if (!v.runs_on(call.device.type) || !v.accepts(call, nullptr)) continue;
+  if (detail::OverrideStack& scoped = this_thread_overrides(); scoped.size.load(std::memory_order_relaxed) != 0) {
+    std::lock_guard lock(scoped.mutex);  // another thread may be destroying one of them
+    for (auto it = scoped.overrides.rbegin(); it != scoped.overrides.rend(); ++it) {  // innermost first
+      VariantOverride& o = **it;
+      const Variant& v = *o.variant_;
+      if (v.op != &call.op) continue;  // an override forces calls of its own op only, never the ops inside it
+      if (o.mode_ == VariantOverride::Mode::prefer) {
+        // Preferred, not forced: a call the variant cannot run (another device, inputs it refuses)
+        // goes to the next choice.
+        if (!v.runs_on(call.device.type) || !v.accepts(call, nullptr)) continue;
+        ++o.calls_;
+        return v;
+      }
       ++o.calls_;
-      return v;
+      return forced(v, call, "VariantOverride");  // forced: on every device; a call it cannot run throws
     }
-    ++o.calls_;
-    return forced(v, call, "VariantOverride");  // forced: on every device; a call it cannot run throws
   }
-  if (!env_overrides.empty()) {
+  if (const auto* env = env_overrides.load(std::memory_order_acquire); env != nullptr && !env->empty()) {
     const Variant* for_another_device = nullptr;
-    for (auto it = env_overrides.rbegin(); it != env_overrides.rend(); ++it) {
+    for (auto it = env->rbegin(); it != env->rend(); ++it) {
       if (applies(**it, call)) return forced(**it, call, "TS_VARIANT");
       if ((*it)->op == &call.op) for_another_device = *it;
     }
@@ -177,17 +209,22 @@ Tensor dispatch(OpCall& call) {
 VariantOverride::VariantOverride(std::string_view variant_name, Mode mode)
     : variant_(find_variant(variant_name)), mode_(mode) {
   TS_CHECK(variant_ != nullptr, "VariantOverride: unknown variant '{}'", variant_name);
-  scoped_overrides.push_back(this);
+  push();
 }
 
 VariantOverride::VariantOverride(std::string_view op, std::string_view rung, Mode mode)
     : variant_(find_rung(op, rung)), mode_(mode) {
   TS_CHECK(variant_ != nullptr, "VariantOverride: {}", no_rung_reason(op, rung));
-  scoped_overrides.push_back(this);
+  push();
 }
 
-VariantOverride::VariantOverride(const Variant& variant, Mode mode) : variant_(&variant), mode_(mode) {
-  scoped_overrides.push_back(this);
+VariantOverride::VariantOverride(const Variant& variant, Mode mode) : variant_(&variant), mode_(mode) { push(); }
+
+void VariantOverride::push() {
+  detail::OverrideStack& scoped = this_thread_overrides(&stack_);
+  std::lock_guard lock(scoped.mutex);
+  scoped.overrides.push_back(this);
+  scoped.size.store(scoped.overrides.size(), std::memory_order_relaxed);
 }
 
 std::string VariantOverride::refusal(const std::function<void()>& make_call) const {
@@ -207,6 +244,11 @@ std::string VariantOverride::refusal(const std::function<void()>& make_call) con
   fail("VariantOverride::refusal: the call made no {} call to ask {} about", variant_->op->name, variant_->name);
 }
 
-VariantOverride::~VariantOverride() { scoped_overrides.pop_back(); }
+VariantOverride::~VariantOverride() {
+  std::lock_guard lock(stack_->mutex);
+  std::vector<VariantOverride*>& overrides = stack_->overrides;
+  overrides.erase(std::find(overrides.begin(), overrides.end(), this));  // most often the last
+  stack_->size.store(overrides.size(), std::memory_order_relaxed);
+}
 
 }  // namespace ts

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <functional>
+#include <memory>
 #include <string>
 #include <string_view>
 
@@ -42,6 +43,11 @@ const Variant& select_variant(const OpCall& call);
 // TS_VARIANT differs: it names variants for the whole process, possibly several devices of one op,
 // so a call on a device none of its names runs on takes the best rung, with a warning on stderr
 // (once per variant); a named variant on the call's device that cannot run it throws, as here.
+// An override belongs to the thread that made it; it may be destroyed in any order, and on any
+// thread, and takes only itself out of its thread's stack.
+namespace detail {
+struct OverrideStack;  // one thread's overrides (ops/dispatch.cpp)
+}
 class VariantOverride {
  public:
   enum class Mode { force, prefer };
@@ -68,9 +74,12 @@ class VariantOverride {
 
  private:
   friend const Variant& select_variant(const OpCall& call);
+  void push();  // onto this thread's stack, which stack_ keeps alive
+
   const Variant* variant_;
   Mode mode_;
   int64_t calls_ = 0;
+  std::shared_ptr<detail::OverrideStack> stack_;
 };
 
 // Re-reads TS_VARIANT (a comma-separated list of variant names); it is read

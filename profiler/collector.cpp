@@ -22,6 +22,9 @@
 #include <string>
 #include <type_traits>
 #include <unordered_set>
+#include <utility>
+
+#include <fmt/format.h>
 
 #include "profiler/op_args.h"
 #include "profiler/op_scope.h"
@@ -177,6 +180,8 @@ struct ThreadBuffer {
   std::vector<InputMeta> inputs;
   std::vector<int32_t> open;  // indices of the open scopes, innermost last
   int64_t dropped = 0;
+  int64_t ended_early = 0;  // scopes ended with an enclosing user scope that ended first (end_scope)
+  bool warned_ended_early = false;
 
   size_t recorded() const { return scopes.size() + memory.size(); }
 };
@@ -258,11 +263,27 @@ RawScope* append_scope(ThreadBuffer& b, int32_t* index) {
   return &s;
 }
 
-// Scopes close innermost first (they are RAII), so this is the top of the
-// stack; a ProfilerStep closed by step() from a nested scope is the exception.
-void close_scope(ThreadBuffer& b, int32_t index) {
+// Ends the open scope `index` at tick `end`; false when it is not open (it ended already, with an
+// enclosing scope: see below). Scopes close innermost first (they are RAII), so this is the top of
+// the stack, except when a scope is ended out of order (record_function a, b, then a.end() before
+// b.end()). With `with_inner`, the scopes still open inside it end with it, at the same tick, so
+// that every scope stays inside its parent and no Self time goes negative; their own ends are then
+// ignored, and `*inner` names the innermost of them. A ProfilerStep closed by step() inside a user
+// scope leaves it open instead (step() warns): that scope belongs to the user's next step too.
+bool end_scope(ThreadBuffer& b, int32_t index, int64_t end, bool with_inner, std::string_view* inner = nullptr) {
   const auto it = std::find(b.open.rbegin(), b.open.rend(), index);
-  if (it != b.open.rend()) b.open.erase(std::next(it).base());
+  if (it == b.open.rend()) return false;
+  const auto at = std::next(it).base();
+  b.scopes[static_cast<size_t>(index)].end = end;
+  if (at + 1 != b.open.end() && inner != nullptr) *inner = b.scopes[static_cast<size_t>(b.open.back())].name;
+  if (!with_inner) {
+    b.open.erase(at);
+    return true;
+  }
+  for (auto inside = at + 1; inside != b.open.end(); ++inside) b.scopes[static_cast<size_t>(*inside)].end = end;
+  b.ended_early += b.open.end() - (at + 1);
+  b.open.erase(at, b.open.end());
+  return true;
 }
 
 // Every allocation and free while profile_memory records: charged to the
@@ -414,12 +435,11 @@ void op_end(const RecordedOp& op, ScopeToken token) {
   std::lock_guard lock(b.mutex);
   if (b.closed) return;
   RawScope& s = b.scopes[static_cast<size_t>(token.index)];
-  s.end = end;
   if (const char* variant = op.variant_name()) {  // null when the op threw before a variant was chosen
     s.variant = variant;
     if (b.config.with_flops) s.flops = op.flops();
   }
-  close_scope(b, token.index);
+  end_scope(b, token.index, end, /*with_inner=*/true);
 }
 
 AnnotationHandle annotation_begin(EventKind kind, std::string_view name, const std::source_location* loc) {
@@ -440,24 +460,31 @@ AnnotationHandle annotation_begin(EventKind kind, std::string_view name, const s
   return {.buffer = tl_buffer, .index = opened.index, .correlated = opened.correlated};
 }
 
-bool annotation_end(AnnotationHandle& handle) {
+AnnotationEnd annotation_end(AnnotationHandle& handle) {
   const int64_t end = now_ticks();
-  if (handle.buffer == nullptr) return true;
+  AnnotationEnd out;
+  if (handle.buffer == nullptr) return out;
   ThreadBuffer& b = *handle.buffer;
   // CUPTI's id stacks are per thread: pop only on the thread that pushed.
   if (handle.correlated && b.tid == os_thread_id())
     g_correlation_hooks.load(std::memory_order_acquire)->pop(CorrelationKind::annotation);
-  bool innermost = true;
+  bool warn = false;
   {
     std::lock_guard lock(b.mutex);
     if (!b.closed) {
-      b.scopes[static_cast<size_t>(handle.index)].end = end;
-      innermost = !b.open.empty() && b.open.back() == handle.index;
-      close_scope(b, handle.index);
+      const RawScope& s = b.scopes[static_cast<size_t>(handle.index)];
+      const bool user_scope = s.kind != EventKind::profiler_step;
+      out.name = s.name;
+      end_scope(b, handle.index, end, /*with_inner=*/user_scope, &out.inner);
+      warn = user_scope && !out.inner.empty() && !std::exchange(b.warned_ended_early, true);
     }
   }
+  if (warn)
+    fmt::print(stderr, "warning: profiler: record_function '{}' ended while '{}', opened inside it, was still open: "
+                       "'{}' ends with it (end scopes innermost first; this warning comes once per thread and recording)\n",
+               out.name, out.inner, out.inner);
   handle.buffer.reset();
-  return innermost;
+  return out;
 }
 
 std::string_view intern(std::string_view name) {
@@ -494,6 +521,12 @@ Recording stop_session() {
     session = std::move(g_session);
     g_session = Session{};
   }
+  // Close every buffer before reading the stop time: a thread that was inside an op when the session
+  // ended may still open scopes until its buffer closes, and none may start after the window's end.
+  for (const auto& b : session.buffers) {
+    std::lock_guard lock(b->mutex);
+    b->closed = true;
+  }
   const ClockPair stop = ClockPair::now();
   const TickConverter clock(session.start, stop);
 
@@ -515,7 +548,6 @@ Recording stop_session() {
   rec.events.reserve(total);
   for (const auto& b : session.buffers) {
     std::lock_guard lock(b->mutex);
-    b->closed = true;
     rec.window_end_ns = std::max(rec.window_end_ns, stop.ns + static_cast<int64_t>(b->open.size()));
     append_events(*b, clock, stop.ns, rec.events);
     b->open.clear();
@@ -523,6 +555,7 @@ Recording stop_session() {
     b->memory.clear();
     b->inputs = {};
     rec.dropped_events += b->dropped;
+    rec.scopes_ended_early += b->ended_early;
     rec.threads.push_back({.tid = b->tid, .name = b->thread_name});
   }
   sort_events(rec.events);

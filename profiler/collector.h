@@ -101,9 +101,13 @@ struct AnnotationHandle {
   bool correlated = false;  // pushed its id on kind 1 (popped by annotation_end on the same thread)
 };
 AnnotationHandle annotation_begin(EventKind kind, std::string_view name, const std::source_location* loc);
-// Returns false when scopes opened after this one are still open (the trace
-// will show them overlapping, not nested).
-bool annotation_end(AnnotationHandle& handle);
+// What annotation_end found: the scope's name, and when scopes opened inside it were still open, the
+// innermost of them (empty otherwise). Those end with a user scope (so that the trace stays nested);
+// a ProfilerStep leaves them open (the trace shows them overlapping).
+struct AnnotationEnd {
+  std::string_view name, inner;
+};
+AnnotationEnd annotation_end(AnnotationHandle& handle);
 
 // A copy of name that lives as long as the process (annotation names).
 std::string_view intern(std::string_view name);

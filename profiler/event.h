@@ -184,6 +184,7 @@ struct Recording {
   int64_t window_start_ns = 0, window_end_ns = 0;  // steady clock: the capture window
   int64_t steady_to_epoch_ns = 0;                  // add to a steady time to get Unix-epoch ns
   int64_t dropped_events = 0;                      // scopes not recorded because a buffer was full
+  int64_t scopes_ended_early = 0;  // scopes ended with an enclosing record_function that ended before them
   size_t max_events_per_thread = 0;
   bool use_cuda = false;  // CUDA activity was asked for: the table may show CUDA columns
   DeviceActivityInfo device_activity;

@@ -178,6 +178,7 @@ EventList key_averages(const Recording& recording, bool group_by_input_shape, in
   list.profile_memory = recording.profile_memory;
   list.with_flops = recording.with_flops;
   list.dropped_events = recording.dropped_events;
+  list.scopes_ended_early = recording.scopes_ended_early;
   list.device_activity = recording.device_activity;
   list.max_events_per_thread = recording.max_events_per_thread;
 
@@ -496,6 +497,10 @@ std::string EventList::table(const TableOptions& o) const {
     out += fmt::format("Dropped events: {} (a thread's buffer reached max_events_per_thread = {}; those scopes are "
                        "missing above)\n",
                        dropped_events, max_events_per_thread);
+  if (scopes_ended_early > 0)
+    out += fmt::format("Scopes ended early: {} (a record_function ended before scopes opened inside it, which "
+                       "ended with it; end scopes innermost first)\n",
+                       scopes_ended_early);
   // Lines PyTorch does not print: only when the CUDA side is not the whole story.
   const DeviceActivityInfo& d = device_activity;
   if (use_device && d.source == "cuda_events")

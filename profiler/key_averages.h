@@ -70,6 +70,7 @@ class EventList {
   bool profile_memory = false;
   bool with_flops = false;
   int64_t dropped_events = 0;
+  int64_t scopes_ended_early = 0;  // ended with an enclosing record_function that ended first
   size_t max_events_per_thread = 0;
   DeviceActivityInfo device_activity;  // footer lines when the CUDA side is partial or a fallback
 

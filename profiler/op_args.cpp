@@ -8,7 +8,8 @@ void record_inputs(const RecordedOp& op, std::vector<InputMeta>& out) {
   thread_local std::vector<double> scalars;  // reused: no allocation per recorded op
   scalars.clear();
   op.scalar_args(scalars);
-  out.reserve(out.size() + tensors.size() + scalars.size());
+  // No reserve(out.size() + n) here: reserving exactly what each op adds defeats the vector's
+  // geometric growth, and the recording's cost per op would grow with its length.
   for (const Tensor* t : tensors) {
     InputMeta m;
     if (t != nullptr && t->defined()) {

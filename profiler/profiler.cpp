@@ -74,13 +74,15 @@ Profiler::Profiler(ProfilerConfig config) : config_(std::move(config)) {
   if (config_.schedule) config_.schedule->validate();
 }
 
+// A session never outlives its profiler: a profiler stopped from inside its own on_trace_ready
+// may still hold one (see transit), and the destructor ends it.
 Profiler::~Profiler() {
-  if (!started_) return;
   try {
-    stop();
+    if (started_) stop();
   } catch (const std::exception& e) {
     fmt::print(stderr, "error: profiler: stopping in the destructor: {}\n", e.what());
   }
+  abandon();
 }
 
 ProfilerGuard::~ProfilerGuard() {
@@ -108,6 +110,9 @@ void Profiler::stop() {
   if (!started_) return;
   close_step();
   started_ = false;
+  // From on_trace_ready: the window just saved was the last; the action step() moved to (a warm-up,
+  // say) never began, so there is nothing to start or stop.
+  if (in_trace_ready_) return;
   transit(action_, std::nullopt);
 }
 
@@ -123,7 +128,7 @@ void Profiler::step() {
     abandon();
     throw;
   }
-  open_step();
+  if (started_) open_step();  // else on_trace_ready called stop()
 }
 
 // After an exception in start() or step(): stopped, with this profiler's own
@@ -145,7 +150,7 @@ void Profiler::open_step() {
 }
 
 void Profiler::close_step() {
-  if (!detail::annotation_end(step_scope_) && !warned_nested_step_) {
+  if (!detail::annotation_end(step_scope_).inner.empty() && !warned_nested_step_) {
     fmt::print(stderr, "warning: profiler: step() was called inside an open scope (a record_function?): "
                        "ProfilerStep#{} ends before it and the trace shows them overlapping. Call step() "
                        "after the step's scopes close.\n",
@@ -191,6 +196,7 @@ void Profiler::transit(ProfilerAction from, std::optional<ProfilerAction> to) {
       break;
     case A::record_and_save:
       if (stop_trace()) trace_ready();
+      if (!started_) break;  // on_trace_ready called stop(): no next window
       if (*to == A::warmup) prepare_trace();
       if (records(*to)) {
         prepare_trace();
@@ -251,8 +257,21 @@ bool Profiler::stop_trace() {
   return true;
 }
 
+// on_trace_ready may throw anything: what is not a std::exception becomes a ts::Error, so that every
+// caller (step(), stop(), the guard's and the profiler's destructors) can report it.
 void Profiler::trace_ready() {
-  if (config_.on_trace_ready) config_.on_trace_ready(*this);
+  if (!config_.on_trace_ready) return;
+  in_trace_ready_ = true;
+  try {
+    config_.on_trace_ready(*this);
+    in_trace_ready_ = false;
+  } catch (const std::exception&) {
+    in_trace_ready_ = false;
+    throw;
+  } catch (...) {
+    in_trace_ready_ = false;
+    fail("profiler: on_trace_ready threw an exception that is not a std::exception (after step {})", step_num_);
+  }
 }
 
 EventList Profiler::key_averages(bool group_by_input_shape, int group_by_stack_n) const {

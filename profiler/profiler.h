@@ -131,6 +131,7 @@ class Profiler {
   bool use_cuda_ = false;
   bool started_ = false;
   bool owns_session_ = false;  // this profiler started the collector's current session
+  bool in_trace_ready_ = false;  // on_trace_ready is running (a stop() from it starts no window)
   int64_t step_num_ = 0;
   ProfilerAction action_ = ProfilerAction::record;
   detail::AnnotationHandle step_scope_;

@@ -1,13 +1,24 @@
 // tests/test_hardening.cpp: the checked size arithmetic (tensor/shape.h), tensors that
-// cannot exist, conversions that cannot be exact, and the profiler's guards: schedules
-// however they are built, and one profiler never ending another's session.
+// cannot exist, conversions that cannot be exact, the profiler's guards (schedules however
+// they are built, one profiler never ending another's session, scopes ended out of order,
+// callbacks that throw or stop), and ops, overrides, the generator and the profiler used
+// from several threads at once.
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <limits>
+#include <memory>
+#include <set>
 #include <string>
+#include <thread>
+#include <vector>
 
+#include "ops/dispatch.h"
 #include "ops/ops.h"
 #include "profiler/op_scope.h"
 #include "profiler/profiler.h"
@@ -224,4 +235,196 @@ TEST_CASE("profiler guards: a throwing on_trace_ready stops the profiler, its ow
   prof::Profiler next;  // nothing is left recording: the next profiler starts
   CHECK_NOTHROW(next.start());
   next.stop();
+}
+
+// ---- the profiler misused: scopes out of order, callbacks that throw anything or stop ------------
+
+TEST_CASE("profiler misuse: a record_function ended before one opened inside it ends that one too") {
+  prof::Profiler p;
+  p.start();
+  {
+    prof::RecordFunction a("outer");
+    prof::RecordFunction b("inner");
+    a.end();  // out of order: "inner" is still open
+    volatile double sink = 0;
+    for (int i = 0; i < 200000; ++i) sink = sink + std::sqrt(static_cast<double>(i));  // time inside "inner" only
+    b.end();  // ended already, with "outer": ignored
+  }
+  p.stop();
+  const prof::Event* outer = nullptr;
+  const prof::Event* inner = nullptr;
+  for (const prof::Event& e : p.events()) {
+    if (e.name == "outer") outer = &e;
+    if (e.name == "inner") inner = &e;
+  }
+  REQUIRE(outer != nullptr);
+  REQUIRE(inner != nullptr);
+  CHECK(inner->end_ns == outer->end_ns);  // it ended with its parent, not after it
+  CHECK(inner->start_ns >= outer->start_ns);
+  CHECK(p.recording().scopes_ended_early == 1);
+  CHECK_MESSAGE(p.key_averages().table().find("Scopes ended early: 1 (") != std::string::npos, p.key_averages().table());
+  for (const prof::KeyAverage& row : p.key_averages().rows) CHECK_MESSAGE(row.self_cpu_time_total_ns >= 0, row.key);
+}
+
+TEST_CASE("profiler misuse: an on_trace_ready that throws what is not a std::exception becomes a ts::Error") {
+  prof::ProfilerConfig config;
+  config.schedule = prof::Schedule{.wait = 0, .warmup = 1, .active = 1, .repeat = 1};
+  config.on_trace_ready = [](prof::Profiler&) { throw 42; };
+  {
+    prof::Profiler p(config);
+    p.start();
+    p.step();  // warm-up -> record
+    CHECK_THROWS_WITH_AS(p.step(), Contains("not a std::exception"), ts::Error);
+    CHECK_FALSE(p.running());
+  }
+  {  // at the end of a guard's scope: reported on stderr, the process goes on
+    prof::ProfilerConfig unscheduled;
+    unscheduled.on_trace_ready = [](prof::Profiler&) { throw std::string("a string"); };
+    prof::Profiler p(unscheduled);
+    { prof::ProfilerGuard guard(p); }
+    CHECK_FALSE(p.running());
+  }
+  CHECK_FALSE(prof::is_recording());
+}
+
+TEST_CASE("profiler misuse: an on_trace_ready that calls stop() leaves no session behind") {
+  prof::ProfilerConfig config;
+  // repeat 0: without the stop(), the window after the first would start at once
+  config.schedule = prof::Schedule{.wait = 0, .warmup = 1, .active = 1, .repeat = 0};
+  int ready = 0;
+  config.on_trace_ready = [&ready](prof::Profiler& p) {
+    ++ready;
+    p.stop();
+  };
+  {
+    prof::Profiler p(config);
+    p.start();
+    p.step();  // warm-up -> record
+    ts::add(ts::ones({3}), ts::ones({3}));
+    p.step();  // record -> on_trace_ready, which stops
+    CHECK(ready == 1);
+    CHECK_FALSE(p.running());
+    CHECK_FALSE(prof::is_recording());
+    int adds = 0;
+    for (const prof::Event& e : p.events()) adds += e.name == "ts::add";
+    CHECK(adds == 1);
+  }
+  prof::Profiler next;  // nothing outlived the first profiler
+  CHECK_NOTHROW(next.start());
+  next.stop();
+}
+
+// ---- threads: ops, overrides, the generator, the environment and the profiler at once ------------
+
+TEST_CASE("threads: randn from four threads gives every tensor its own values") {
+  constexpr int kThreads = 4, kEach = 500;
+  std::vector<std::vector<std::vector<float>>> drawn(kThreads);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t)
+    threads.emplace_back([&drawn, t] {
+      for (int i = 0; i < kEach; ++i) drawn[t].push_back(ts::randn({4}).to_vector<float>());
+    });
+  for (std::thread& t : threads) t.join();
+  std::set<std::vector<float>> distinct;
+  for (const auto& per_thread : drawn) distinct.insert(per_thread.begin(), per_thread.end());
+  CHECK(distinct.size() == size_t{kThreads} * kEach);  // a race on the generator repeats draws
+}
+
+TEST_CASE("threads: TS_VARIANT reloaded while three threads dispatch mm") {
+  const char* before = std::getenv("TS_VARIANT");
+  const std::string saved = before != nullptr ? before : "";
+  const Tensor a = ts::arange(16).reshape({4, 4});
+  const std::vector<float> expected = ts::mm(a, a).to_vector<float>();
+  std::atomic<bool> done{false};
+  std::atomic<int> wrong{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 3; ++t)
+    threads.emplace_back([&] {
+      while (!done.load()) wrong += ts::mm(a, a).to_vector<float>() != expected;
+    });
+  for (int i = 0; i < 400; ++i) {
+    setenv("TS_VARIANT", i % 2 == 0 ? "mm/cpu/ref" : "", 1);
+    ts::reload_variant_environment();
+  }
+  done = true;
+  for (std::thread& t : threads) t.join();
+  setenv("TS_VARIANT", saved.c_str(), 1);
+  ts::reload_variant_environment();
+  CHECK(wrong.load() == 0);
+}
+
+TEST_CASE("threads: VariantOverride scopes destroyed out of order and on another thread") {
+  auto a = std::make_unique<ts::VariantOverride>("mm/cpu/ref");
+  auto b = std::make_unique<ts::VariantOverride>("add/cpu/ref");
+  a.reset();  // before b, which was made after it
+  CHECK(ts::add(ts::ones({2}), ts::ones({2})).to_vector<float>() == std::vector<float>{2, 2});
+  b.reset();
+  auto c = std::make_unique<ts::VariantOverride>("mm/cpu/ref");
+  std::thread([&c] { c.reset(); }).join();  // removed from the stack of the thread that made it
+  CHECK(ts::mm(ts::ones({2, 2}), ts::ones({2, 2})).to_vector<float>() == std::vector<float>{2, 2, 2, 2});
+}
+
+TEST_CASE("threads: start and stop while four threads run ops keep every event whole, in its window") {
+  std::atomic<bool> done{false};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t)
+    threads.emplace_back([&done] {
+      Tensor x = ts::ones({16});
+      while (!done.load()) {
+        prof::RecordFunction scope("work");
+        x = ts::mul(ts::add(x, x), ts::ones({16}));
+      }
+    });
+  int bad = 0, windows = 0;
+  for (int i = 0; i < 60; ++i) {
+    prof::ProfilerConfig config;
+    config.record_shapes = i % 2 == 0;
+    prof::Profiler p(config);
+    p.start();
+    std::this_thread::sleep_for(std::chrono::microseconds(300));
+    p.stop();
+    const prof::Recording& r = p.recording();
+    windows += !r.events.empty();
+    for (const prof::Event& e : r.events) {
+      const bool whole = e.end_ns >= e.start_ns && e.start_ns >= r.window_start_ns && e.end_ns <= r.window_end_ns;
+      if (!whole && bad++ < 5) MESSAGE(e.name, " from ", e.start_ns, " to ", e.end_ns, " outside or reversed");
+      if (e.parent >= 0) {
+        const prof::Event& parent = r.events[static_cast<size_t>(e.parent)];
+        if ((e.start_ns < parent.start_ns || e.end_ns > parent.end_ns) && bad++ < 5)
+          MESSAGE(e.name, " is not inside its parent ", parent.name);
+      }
+    }
+    for (const prof::KeyAverage& row : p.key_averages().rows)
+      if (row.self_cpu_time_total_ns < 0 && bad++ < 5) MESSAGE(row.key, " has a negative Self CPU");
+  }
+  done = true;
+  for (std::thread& t : threads) t.join();
+  CHECK(bad == 0);
+  CHECK(windows > 0);
+}
+
+// record_shapes keeps each op's inputs in one growing list: the cost per op must not grow with the
+// recording. In one recording of 40000 ops, the time of the last 10000 against the first 10000
+// (the fastest of three recordings each), not a wall-clock bound (a sanitizer build is 10x slower):
+// the same when each op costs the same, 7x when an op's cost grows with the ops before it.
+TEST_CASE("profiler record_shapes: the cost per op stays flat as the recording grows") {
+  constexpr int kOps = 40000, kTimed = 10000;
+  double first = INFINITY, last = INFINITY;
+  for (int round = 0; round < 3; ++round) {
+    prof::ProfilerConfig config;
+    config.record_shapes = true;
+    prof::Profiler p(config);
+    Tensor x = ts::ones({4});
+    p.start();
+    auto t0 = std::chrono::steady_clock::now();
+    for (int i = 0; i < kOps; ++i) {
+      if (i == kTimed) first = std::min(first, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+      if (i == kOps - kTimed) t0 = std::chrono::steady_clock::now();
+      x = ts::add(x, x);
+    }
+    last = std::min(last, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    p.stop();
+  }
+  MESSAGE("record_shapes, 40000 adds: the first 10000 in ", first, " s, the last 10000 in ", last, " s");
+  CHECK(last / first < 4);
 }

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <mutex>
 #include <vector>
 
 #include "ops/checks.h"
@@ -19,12 +20,15 @@ namespace ts {
 
 namespace {
 
-// The global generator: a seed and how many values have been drawn from it.
+// The global generator: a seed and how many values have been drawn from it. One lock guards it, as
+// PyTorch's default generator has one: threads drawing at once each get values of their own (two
+// draws never share an offset), in the order they take the lock.
 struct GeneratorState {
   uint64_t seed = 0x5eed;
   uint64_t offset = 0;
 };
 GeneratorState generator;
+std::mutex generator_mutex;
 
 // Allocates call.out of `shape` on the options' device.
 void allocate(OpCall& call, const Dims& shape, Options options) {
@@ -84,6 +88,7 @@ Cost write_cost(const OpCall& call) {
 void fill_scalars(const OpCall& call, std::vector<double>& out) { out.push_back(call.attrs<FillAttrs>().value); }
 
 Tensor random(const OpDef& op, const Dims& shape, Options options, Where loc) {
+  const std::lock_guard lock(generator_mutex);
   const RandomAttrs attrs{.shape = shape, .options = options, .seed = generator.seed, .offset = generator.offset};
   OpCall call(op, attrs, loc);
   Tensor out = dispatch(call);
@@ -140,7 +145,10 @@ const OpDef randn{.name = "ts::randn", .attrs = attrs_tag<RandomAttrs>, .prepare
                   .rungs = randn_rungs, .cost = write_cost};
 }  // namespace ops
 
-void manual_seed(uint64_t seed) { generator = {seed, 0}; }
+void manual_seed(uint64_t seed) {
+  const std::lock_guard lock(generator_mutex);
+  generator = {seed, 0};
+}
 
 void empty_alloc(Tensor&) {}  // prepare allocated the output: nothing to compute
 
