@@ -213,7 +213,7 @@ TEST_CASE("exports: a FIFO, a folder or a device at the path is refused and left
   }
 }
 
-TEST_CASE("exports: a full disk is an error naming the path and ENOSPC; the old file stays as it was") {
+TEST_CASE("exports: a full disk is an error naming the path and ENOSPC and the old file stays as it was") {
   SmallTmpfs disk("full_disk");
   if (!disk.mounted) {
     MESSAGE("skipped the full-disk cases: cannot mount a small tmpfs (", disk.why, "); /dev/full is checked by "
@@ -323,7 +323,7 @@ TEST_CASE("exports: the streaming writer appears only when committed") {
   CHECK(contains(error_of([&] { ts::write_file("", "x", "who"); }), "who: cannot write a file with an empty name"));
 }
 
-TEST_CASE("exports: invalid UTF-8 in names and in the path becomes U+FFFD; the trace parses as strict UTF-8") {
+TEST_CASE("exports: invalid UTF-8 in names and in the path becomes U+FFFD and the trace parses as strict UTF-8") {
   // Each ill-formed sequence is replaced as Python's bytes.decode("utf-8", errors="replace") does.
   const std::string R = "\xEF\xBF\xBD";  // U+FFFD
   const std::vector<std::pair<std::string, std::string>> cases = {
