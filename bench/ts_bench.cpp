@@ -550,11 +550,11 @@ int main_impl(int argc, char** argv) {
     fmt::print("{:<40} {:>12.3f} {:<8}  {}\n", r.name, r.value, r.unit, e.note);
     for (const Result& more : r.also) fmt::print("{:<40} {:>12.3f} {:<8}\n", more.name, more.value, more.unit);
     if (json) {
-      json->write(
-          fmt::format("{{\"name\": \"{}\", \"value\": {:.6g}, \"unit\": \"{}\"}}\n", r.name, r.value, r.unit));
-      for (const Result& more : r.also)
-        json->write(fmt::format("{{\"name\": \"{}\", \"value\": {:.6g}, \"unit\": \"{}\"}}\n", more.name,
-                                more.value, more.unit));
+      const auto line = [](const Result& x) {
+        return fmt::format("{{\"name\": \"{}\", \"value\": {:.6g}, \"unit\": \"{}\"}}\n", x.name, x.value, x.unit);
+      };
+      json->write(line(r));
+      for (const Result& more : r.also) json->write(line(more));
     }
   }
   if (json) json->commit();

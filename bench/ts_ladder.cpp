@@ -603,6 +603,9 @@ std::string num(double x) {
   return fmt::format("{:.3f}", x);
 }
 
+// One line of --json's file.
+void write_json_line(const Settings& s, const nlohmann::ordered_json& j) { s.json->write(j.dump() + "\n"); }
+
 void write_json(const Settings& s, const Row& row, const std::string& label, double tflops, double gbps, double roof,
                 double median_us, double p10, double p90) {
   if (s.json == nullptr) return;
@@ -620,7 +623,7 @@ void write_json(const Settings& s, const Row& row, const std::string& label, dou
   j["rel_err"] = number(row.rel_err);
   j["status"] = state_name(row.state);
   if (!row.note.empty()) j["note"] = row.note;
-  s.json->write(j.dump() + "\n");
+  write_json_line(s, j);
 }
 
 // Validates and times every rung of one op; prints its table. False when a rung failed or erred.
@@ -990,16 +993,13 @@ int main_impl(int argc, char** argv) {
                ceilings.copy_how, num(ceilings.gemm_flops_per_s / (gpu ? 1e12 : 1e9)), gpu ? "TFLOP/s" : "GFLOP/s",
                ceilings.gemm_how);
     if (s.json != nullptr) {
-      s.json->write(nlohmann::ordered_json{{"name", fmt::format("ladder/ceiling/copy/{}", s.device.str())},
-                                           {"value", ceilings.copy_bytes_per_s / 1e9}, {"unit", "GB/s"}}
-                        .dump() +
-                    "\n");
-      s.json->write(nlohmann::ordered_json{{"name", fmt::format("ladder/ceiling/gemm/{}/{}", s.device.str(),
-                                                                gpu ? dtype_short_name(s.dtype) : "f32")},
-                                           {"value", ceilings.gemm_flops_per_s / (gpu ? 1e12 : 1e9)},
-                                           {"unit", gpu ? "TFLOP/s" : "GFLOP/s"}}
-                        .dump() +
-                    "\n");
+      write_json_line(s, {{"name", fmt::format("ladder/ceiling/copy/{}", s.device.str())},
+                          {"value", ceilings.copy_bytes_per_s / 1e9},
+                          {"unit", "GB/s"}});
+      write_json_line(s, {{"name", fmt::format("ladder/ceiling/gemm/{}/{}", s.device.str(),
+                                               gpu ? dtype_short_name(s.dtype) : "f32")},
+                          {"value", ceilings.gemm_flops_per_s / (gpu ? 1e12 : 1e9)},
+                          {"unit", gpu ? "TFLOP/s" : "GFLOP/s"}});
     }
   } catch (const std::exception& e) {
     fmt::print("ceilings: not measured ({}): no % roof\n", one_line(e.what()));

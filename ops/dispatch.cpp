@@ -33,11 +33,9 @@ struct detail::OverrideStack {
 
 namespace {
 
-detail::OverrideStack& this_thread_overrides(std::shared_ptr<detail::OverrideStack>* share = nullptr) {
-  thread_local const std::shared_ptr<detail::OverrideStack> stack = std::make_shared<detail::OverrideStack>();
-  if (share != nullptr) *share = stack;
-  return *stack;
-}
+// This thread's stack: null until its first override (a constant-initialized thread_local, so
+// dispatch reads it without an initialization check).
+thread_local std::shared_ptr<detail::OverrideStack> this_thread_overrides;
 
 // TS_VARIANT, process-wide: null or a list, replaced whole by reload_variant_environment(). A list once
 // installed is never freed, so that a thread dispatching while another reloads reads the old list or
@@ -123,9 +121,10 @@ void reload_variant_environment() { parse_variant_environment(); }
 const Variant& select_variant(const OpCall& call) {
   static const bool env_parsed = (parse_variant_environment(), true);  // once, at the first dispatch
   (void)env_parsed;
-  if (detail::OverrideStack& scoped = this_thread_overrides(); scoped.size.load(std::memory_order_relaxed) != 0) {
-    std::lock_guard lock(scoped.mutex);  // another thread may be destroying one of them
-    for (auto it = scoped.overrides.rbegin(); it != scoped.overrides.rend(); ++it) {  // innermost first
+  if (detail::OverrideStack* scoped = this_thread_overrides.get();
+      scoped != nullptr && scoped->size.load(std::memory_order_relaxed) != 0) {
+    std::lock_guard lock(scoped->mutex);  // another thread may be destroying one of them
+    for (auto it = scoped->overrides.rbegin(); it != scoped->overrides.rend(); ++it) {  // innermost first
       VariantOverride& o = **it;
       const Variant& v = *o.variant_;
       if (v.op != &call.op) continue;  // an override forces calls of its own op only, never the ops inside it
@@ -221,10 +220,11 @@ VariantOverride::VariantOverride(std::string_view op, std::string_view rung, Mod
 VariantOverride::VariantOverride(const Variant& variant, Mode mode) : variant_(&variant), mode_(mode) { push(); }
 
 void VariantOverride::push() {
-  detail::OverrideStack& scoped = this_thread_overrides(&stack_);
-  std::lock_guard lock(scoped.mutex);
-  scoped.overrides.push_back(this);
-  scoped.size.store(scoped.overrides.size(), std::memory_order_relaxed);
+  if (this_thread_overrides == nullptr) this_thread_overrides = std::make_shared<detail::OverrideStack>();
+  stack_ = this_thread_overrides;
+  std::lock_guard lock(stack_->mutex);
+  stack_->overrides.push_back(this);
+  stack_->size.store(stack_->overrides.size(), std::memory_order_relaxed);
 }
 
 std::string VariantOverride::refusal(const std::function<void()>& make_call) const {

@@ -26,6 +26,7 @@
 #include "tensor/error.h"
 #include "tensor/file_output.h"
 #include "tests/support/run_command.h"
+#include "tests/support/scratch_dir.h"
 #include "tests/support/synthetic_events.h"
 
 namespace prof = ts::profiler;
@@ -34,20 +35,10 @@ using ts::testing::SyntheticEvents;
 
 namespace {
 
-// A directory for this process's files, removed when the process exits.
-struct ScratchDir {
-  fs::path path = fs::temp_directory_path() / fmt::format("ts_exports_tests_{}", getpid());
-  ScratchDir() { fs::create_directories(path); }
-  ~ScratchDir() {
-    std::error_code ignored;
-    fs::remove_all(path, ignored);
-  }
-};
-
-// A fresh, empty folder of the scratch directory.
+// A fresh, empty folder of this process's scratch directory.
 fs::path fresh_dir(const std::string& name) {
-  static const ScratchDir dir;
-  const fs::path p = dir.path / name;
+  static const ts::testing::ScratchDir dir("ts_exports_tests");
+  const fs::path p = dir.path() / name;
   fs::remove_all(p);
   fs::create_directories(p);
   return p;

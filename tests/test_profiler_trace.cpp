@@ -16,6 +16,7 @@
 #include "ops/ops.h"
 #include "profiler/chrome_trace.h"
 #include "profiler/profiler.h"
+#include "tests/support/scratch_dir.h"
 #include "tests/support/synthetic_events.h"
 
 namespace prof = ts::profiler;
@@ -25,18 +26,9 @@ using ts::testing::SyntheticEvents;
 namespace {
 
 // A directory for this process's traces, removed when the process exits.
-struct ScratchDir {
-  fs::path path = fs::temp_directory_path() / fmt::format("ts_profiler_trace_tests_{}", getpid());
-  ScratchDir() { fs::create_directories(path); }
-  ~ScratchDir() {
-    std::error_code ignored;
-    fs::remove_all(path, ignored);
-  }
-};
-
 const fs::path& scratch_dir() {
-  static const ScratchDir dir;
-  return dir.path;
+  static const ts::testing::ScratchDir dir("ts_profiler_trace_tests");
+  return dir.path();
 }
 
 std::string read_text(const fs::path& path) {
