@@ -8,7 +8,7 @@
 #                    build, tests, fuzz, compute-sanitizer (memcheck, racecheck, synccheck), bench vs
 #                    PyTorch, profiler, emulated 8.0 and 7.5, a PTX-only build, a build with no code
 #                    for the GPU; logs and summary.txt in dir (tools/gpu_check.sh says what each does)
-#   make sanitize    the sanitize preset (ASan + UBSan on the host code) in build/sanitize, then its
+#   make sanitize    the sanitize preset (ASan + UBSan, a CPU-only build) in build/sanitize, then its
 #                    test suite, every tutorial on the CPU included; any sanitizer report fails it
 #   make tsan        the tsan preset (ThreadSanitizer on the host code, CPU only) in build/tsan, then
 #                    the thread and profiler-misuse cases of ts_hardening_tests; any race report fails it
@@ -54,8 +54,10 @@ test: build
 	@cd $(BUILD) && set -o pipefail && ctest --output-on-failure 2>&1 | tee ctest.log; status=$$?; \
 	  python3 $(CURDIR)/tools/test_summary.py ctest.log Testing/Temporary/LastTest.log || status=1; exit $$status
 
-# CI runs this after `make test`. The sanitize suite leaves out the HTA and gdb checks (the dev
-# suite runs them); its tutorials_cpu test runs every tutorial and mode on the CPU.
+# The CPU runtime alone (without a GPU the CUDA host code never runs; on one, compute-sanitizer
+# checks it: make gpu-check). The sanitize suite leaves out the HTA and gdb checks (the dev suite
+# runs them); its tutorials_cpu test runs every tutorial and mode on the CPU. CI builds the same
+# preset with the CUDA toolkit hidden (tools/cpu_only_check.sh --sanitize).
 sanitize:
 	$(MAKE) build PRESET=sanitize
 	@set -o pipefail && ctest --preset sanitize 2>&1 | tee build/sanitize/ctest.log; status=$$?; \
