@@ -10,6 +10,7 @@
 // profiler's with_stack; never pass it by hand.
 #pragma once
 
+#include <concepts>
 #include <cstdint>
 #include <initializer_list>
 #include <optional>
@@ -27,9 +28,17 @@ Tensor ones(const Dims& shape, Options options = {}, Where loc = Where::current(
 Tensor full(const Dims& shape, double value, Options options = {}, Where loc = Where::current());
 Tensor empty_like(const Tensor& x, Where loc = Where::current());
 Tensor zeros_like(const Tensor& x, Where loc = Where::current());
-// [start, end) with step, like torch.arange.
+// [start, end) with step, like torch.arange, converted once to the dtype (f32 unless options say
+// otherwise). Floating bounds: start + i * step computed in double. Integer bounds (arange(n),
+// arange(a, b, 2)): computed in int64, exact at any magnitude, as PyTorch's integer arange.
 Tensor arange(double start, double end, double step = 1, Options options = {}, Where loc = Where::current());
 Tensor arange(double end, Options options = {}, Where loc = Where::current());
+template <typename I>
+concept Integer = std::integral<I> && !std::same_as<I, bool>;
+template <Integer A, Integer B, Integer C = int64_t>
+Tensor arange(A start, B end, C step = 1, Options options = {}, Where loc = Where::current());
+template <Integer I>
+Tensor arange(I end, Options options = {}, Where loc = Where::current());
 // Uniform [0, 1) and standard normal values from the global generator (ts::manual_seed).
 Tensor rand(const Dims& shape, Options options = {}, Where loc = Where::current());
 Tensor randn(const Dims& shape, Options options = {}, Where loc = Where::current());
@@ -138,5 +147,26 @@ Tensor geglu(const Tensor& gate, const Tensor& up, Where loc = Where::current())
 // scale 0 means 1/sqrt(D). Fully masked rows give 0 (safe softmax), as PyTorch's math path does.
 Tensor scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& attn_mask = {},
                                     bool is_causal = false, double scale = 0, Where loc = Where::current());
+
+// ---- the integer arange: every bound widened to int64 (a size_t past INT64_MAX is refused) ----
+namespace detail {
+Tensor arange_int64(int64_t start, int64_t end, int64_t step, Options options, Where loc);
+[[noreturn]] void arange_bound_past_int64(uint64_t bound);
+template <Integer I>
+int64_t arange_bound(I bound) {
+  if (!std::in_range<int64_t>(bound)) arange_bound_past_int64(static_cast<uint64_t>(bound));
+  return static_cast<int64_t>(bound);
+}
+}  // namespace detail
+
+template <Integer A, Integer B, Integer C>
+Tensor arange(A start, B end, C step, Options options, Where loc) {
+  return detail::arange_int64(detail::arange_bound(start), detail::arange_bound(end), detail::arange_bound(step),
+                              options, loc);
+}
+template <Integer I>
+Tensor arange(I end, Options options, Where loc) {
+  return detail::arange_int64(0, detail::arange_bound(end), 1, options, loc);
+}
 
 }  // namespace ts

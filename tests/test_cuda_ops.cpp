@@ -540,8 +540,24 @@ TEST_CASE("cuda: every variant: fill_, arange, rand, randn (same seed, same valu
           CHECK_CLOSE(x.gpu, ref_of(x.cpu).v, 0.0, 600);
         }
       } else if (v->op == &ts::ops::arange) {
+        // Integer bounds (int64 arithmetic) and floating ones (double), bit for bit against the CPU.
         CHECK_CLOSE(ts::arange(0, 1000, 1, {dtype, kGpu}), ref_of(ts::arange(0, 1000, 1, {dtype})).v, 0.0, 0);
+        CHECK_CLOSE(ts::arange(-999, 1000, 7, {dtype, kGpu}), ref_of(ts::arange(-999, 1000, 7, {dtype})).v, 0.0, 0);
+        CHECK_CLOSE(ts::arange(0.0, 1000.0, 1.0, {dtype, kGpu}), ref_of(ts::arange(0.0, 1000.0, 1.0, {dtype})).v, 0.0,
+                    0);
         CHECK_CLOSE(ts::arange(-3.5, 7, 0.75, {dtype, kGpu}), ref_of(ts::arange(-3.5, 7, 0.75, {dtype})).v, 0.0, 0);
+        if (dtype == DType::i64) {  // exact past 2^53 and across int64 on the device too
+          // PyTorch on the H200 (docs/pytorch-reference/numerics_at_scale.out.txt): arange(2^53, 2^53 + 5)
+          // and arange(2^62, 2^62 + 9, 3) on cuda, every value exact.
+          const int64_t top = int64_t{1} << 53;
+          CHECK(ts::arange(top, top + 5, int64_t{1}, {dtype, kGpu}).to_vector<int64_t>() ==
+                std::vector<int64_t>{9007199254740992, 9007199254740993, 9007199254740994, 9007199254740995,
+                                     9007199254740996});
+          CHECK(ts::arange(int64_t{1} << 62, (int64_t{1} << 62) + 9, int64_t{3}, {dtype, kGpu}).to_vector<int64_t>() ==
+                std::vector<int64_t>{4611686018427387904, 4611686018427387907, 4611686018427387910});
+          CHECK(ts::arange(INT64_MAX, INT64_MIN, -(int64_t{1} << 62), {dtype, kGpu}).to_vector<int64_t>() ==
+                std::vector<int64_t>{INT64_MAX, (int64_t{1} << 62) - 1, -1, -(int64_t{1} << 62) - 1});
+        }
       } else if (floating) {
         for (const Dims& shape : {Dims{1}, Dims{7, 13}, Dims{100003}}) {
           INFO(str(shape));

@@ -154,12 +154,48 @@ TEST_CASE("edges: int64 arange is exact, and refuses a range past 2^53 off the d
   CHECK(ts::arange(two53, two53 + 4, 2, {ts::DType::f32}).numel() == 2);
 }
 
+TEST_CASE("edges: integer arange is exact at any magnitude, as PyTorch's integer arange") {
+  const int64_t top = int64_t{1} << 53;
+  using I64s = std::vector<int64_t>;
+  // PyTorch's integer arange on these bounds (docs/pytorch-reference/numerics_at_scale.out.txt):
+  // arange(2^53, 2^53 + 5) and arange(2^62, 2^62 + 9, 3), every value exact. Step 1 past 2^53 is what
+  // the floating form refuses (2^53 + 1 is no double).
+  CHECK(ts::arange(top, top + 5, int64_t{1}, {ts::DType::i64}).to_vector<int64_t>() ==
+        I64s{9007199254740992, 9007199254740993, 9007199254740994, 9007199254740995, 9007199254740996});
+  const int64_t two62 = int64_t{1} << 62;
+  CHECK(ts::arange(two62, two62 + 9, int64_t{3}, {ts::DType::i64}).to_vector<int64_t>() ==
+        I64s{4611686018427387904, 4611686018427387907, 4611686018427387910});
+  CHECK(ts::arange(INT64_MAX - 2, INT64_MAX, int64_t{1}, {ts::DType::i64}).to_vector<int64_t>() ==
+        I64s{INT64_MAX - 2, INT64_MAX - 1});
+  // Across the whole of int64, up and down: start + i * step would overflow an int64 product midway.
+  CHECK(ts::arange(INT64_MIN, INT64_MAX, two62, {ts::DType::i64}).to_vector<int64_t>() ==
+        I64s{INT64_MIN, -two62, 0, two62});
+  CHECK(ts::arange(INT64_MAX, INT64_MIN, -two62, {ts::DType::i64}).to_vector<int64_t>() ==
+        I64s{INT64_MAX, two62 - 1, -1, -two62 - 1});
+  // The count is ceil((end - start) / step) in integers; size_t and int bounds mix.
+  CHECK(ts::arange(0, 10, 3, {ts::DType::i64}).to_vector<int64_t>() == I64s{0, 3, 6, 9});
+  CHECK(ts::arange(size_t{2}, 9u, 2, {ts::DType::i64}).to_vector<int64_t>() == I64s{2, 4, 6, 8});
+  // Small integer bounds give what the floating form gives, in every dtype.
+  for (ts::DType dtype : {ts::DType::f32, ts::DType::bf16, ts::DType::f16, ts::DType::i64}) {
+    INFO(ts::dtype_short_name(dtype));
+    CHECK(ts::arange(-7, 20, 3, {dtype}).to_vector<double>() ==
+          ts::arange(-7.0, 20.0, 3.0, {dtype}).to_vector<double>());
+  }
+  // Into f32 each int64 rounds once to its nearest float: four values, all 2^53.
+  CHECK(ts::arange(top, top + 4, int64_t{1}).to_vector<float>() == std::vector<float>(4, 9007199254740992.0f));
+  CHECK_THROWS_WITH_AS(ts::arange(uint64_t{1} << 63),
+                       Contains("the bound 9223372036854775808 cannot be converted to type int64_t"), ts::Error);
+  CHECK_THROWS_WITH_AS(ts::arange(INT64_MIN, INT64_MAX), Contains("18446744073709551615 elements"), ts::Error);
+  CHECK_THROWS_WITH_AS(ts::arange(0, 5, -1), Contains("inconsistent with step sign (0, 5, -1)"), ts::Error);
+  CHECK_THROWS_WITH_AS(ts::arange(0, 5, 0), Contains("step must be nonzero"), ts::Error);
+}
+
 TEST_CASE("edges: arange refuses non-finite bounds and lengths past int64") {
   CHECK_THROWS_WITH_AS(ts::arange(0, kInf), Contains("finite"), ts::Error);
   CHECK_THROWS_WITH_AS(ts::arange(kNaN, 1), Contains("finite"), ts::Error);
   CHECK_THROWS_WITH_AS(ts::arange(0, 1e30), Contains("more than a tensor can hold"), ts::Error);
-  CHECK_THROWS_WITH_AS(ts::arange(0, 5, -1), Contains("inconsistent"), ts::Error);
-  CHECK(ts::arange(0, 5, 2).to_vector<float>() == std::vector<float>{0, 2, 4});
+  CHECK_THROWS_WITH_AS(ts::arange(0.0, 5.0, -1.0), Contains("inconsistent"), ts::Error);
+  CHECK(ts::arange(0.0, 5.0, 2.0).to_vector<float>() == std::vector<float>{0, 2, 4});
 }
 
 // ---- numerics at scale: the CPU's reference rungs accumulate in double --------------------------

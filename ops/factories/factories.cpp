@@ -46,7 +46,8 @@ void prepare_empty(OpCall& call) {
 
 void prepare_arange(OpCall& call) {
   const auto& attrs = call.attrs<ArangeAttrs>();
-  if (attrs.options.dtype == DType::i64 && attrs.length > 0) {  // the first and the last value must be int64s
+  // Integer bounds give int64 values by construction: each lies between start and end.
+  if (!attrs.integer && attrs.options.dtype == DType::i64 && attrs.length > 0) {  // first and last must be int64s
     const double last = attrs.start + static_cast<double>(attrs.length - 1) * attrs.step;
     TS_CHECK(fits_int64(attrs.start) && fits_int64(last),
              "{}: the values {} to {} cannot be converted to type int64_t without overflow", call.op.name,
@@ -59,7 +60,7 @@ void prepare_arange(OpCall& call) {
     const bool on_the_grid = std::fmod(attrs.start, spacing) == 0 && std::fmod(attrs.step, spacing) == 0;
     TS_CHECK(widest <= 9007199254740992.0 || on_the_grid,
              "{}: int64 values up to {} are doubles {} apart: start {} and step {} must be multiples of {} to be "
-             "computed exactly (past 2^53 = 9007199254740992)",
+             "computed exactly (past 2^53 = 9007199254740992); integer bounds are exact at any magnitude",
              call.op.name, widest, spacing, attrs.start, attrs.step, spacing);
   }
   allocate(call, {attrs.length}, attrs.options);
@@ -113,7 +114,7 @@ const Variant fill__rungs[] = {
 const Variant arange_rungs[] = {
   {"arange/cpu/ref",      &ops::arange, cpu,  0, no_gpu, "start + i*step",                                          nullptr, run_kernel<&arange_cpu_ref>, "ops/factories/factories_cpu_ref.cpp"},
 #if TS_HAVE_CUDA
-  {"arange/cuda/naive",   &ops::arange, cuda, 1, sm75,   "one thread per element, start + i*step in double",        nullptr, run_kernel<&arange_cuda_naive>, "ops/factories/factories_cuda_naive.cu"},
+  {"arange/cuda/naive",   &ops::arange, cuda, 1, sm75,   "one thread per element, start + i*step in double or int64", nullptr, run_kernel<&arange_cuda_naive>, "ops/factories/factories_cuda_naive.cu"},
 #endif
 };
 const Variant rand_rungs[] = {
@@ -192,7 +193,38 @@ Tensor arange(double start, double end, double step, Options options, Where loc)
   return dispatch(call);
 }
 
-Tensor arange(double end, Options options, Where loc) { return arange(0, end, 1, options, loc); }
+Tensor arange(double end, Options options, Where loc) { return arange(0.0, end, 1.0, options, loc); }
+
+namespace detail {
+
+Tensor arange_int64(int64_t start, int64_t end, int64_t step, Options options, Where loc) {
+  TS_CHECK(step != 0, "arange: step must be nonzero");
+  TS_CHECK(step > 0 ? start <= end : start >= end,
+           "arange: upper bound and larger bound inconsistent with step sign ({}, {}, {})", start, end, step);
+  // |end - start| and |step| as uint64 (both fit: the span of two int64s is below 2^64), so the
+  // count ceil(span / |step|) is exact; past INT64_MAX elements no tensor could hold it.
+  const uint64_t span = step > 0 ? static_cast<uint64_t>(end) - static_cast<uint64_t>(start)
+                                 : static_cast<uint64_t>(start) - static_cast<uint64_t>(end);
+  const uint64_t stride = step > 0 ? static_cast<uint64_t>(step) : 0 - static_cast<uint64_t>(step);
+  const uint64_t length = span / stride + (span % stride != 0);
+  TS_CHECK(length <= static_cast<uint64_t>(INT64_MAX),
+           "arange: ({}, {}, {}) has {} elements, more than a tensor can hold", start, end, step, length);
+  const ArangeAttrs attrs{.start = static_cast<double>(start),
+                          .step = static_cast<double>(step),
+                          .length = static_cast<int64_t>(length),
+                          .options = options,
+                          .integer = true,
+                          .int_start = start,
+                          .int_step = step};
+  OpCall call(ops::arange, attrs, loc);
+  return dispatch(call);
+}
+
+void arange_bound_past_int64(uint64_t bound) {
+  fail("arange: the bound {} cannot be converted to type int64_t without overflow", bound);
+}
+
+}  // namespace detail
 
 Tensor rand(const Dims& shape, Options options, Where loc) { return random(ops::rand, shape, options, loc); }
 Tensor randn(const Dims& shape, Options options, Where loc) { return random(ops::randn, shape, options, loc); }

@@ -19,9 +19,12 @@ struct FillAttrs {  // fill_
 };
 
 struct ArangeAttrs {  // arange: start + i * step for i in [0, length)
-  double start = 0, step = 1;
+  double start = 0, step = 1;  // floating bounds: the values computed in double
   int64_t length = 0;
   Options options;
+  // Integer bounds: the values computed in int64 from these instead (exact at any magnitude).
+  bool integer = false;
+  int64_t int_start = 0, int_step = 0;
 };
 
 struct RandomAttrs {  // rand, randn: value i is a hash of (seed, offset + 2i)

@@ -65,6 +65,13 @@ void fill_cpu_ref(const FillAttrs& attrs, Tensor& x) {
 }
 
 void arange_cpu_ref(const ArangeAttrs& attrs, Tensor& out) {
+  if (attrs.integer) {
+    // start + i * step in uint64, which wraps where an int64 product could overflow: the sum is the
+    // exact value, an int64 (it lies between start and end).
+    const auto start = static_cast<uint64_t>(attrs.int_start), step = static_cast<uint64_t>(attrs.int_step);
+    fill_contiguous(out, [&](int64_t i) { return static_cast<int64_t>(start + static_cast<uint64_t>(i) * step); });
+    return;
+  }
   const double start = attrs.start, step = attrs.step;
   fill_contiguous(out, [&](int64_t i) { return start + static_cast<double>(i) * step; });
 }

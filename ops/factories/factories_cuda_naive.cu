@@ -33,18 +33,29 @@ __global__ void fill_strided_kernel(T* __restrict__ x, int64_t n, OffsetCalc<1> 
   }
 }
 
-// start + i * step, computed in double and converted once, exactly as on the CPU.
+// start + i * step, computed in double (floating bounds) or in wrapping uint64 (integer bounds: the
+// sum is the exact int64 value) and converted once, exactly as on the CPU.
+template <typename T, typename Value>
+__device__ __forceinline__ void store_arange_value(T* out, int64_t i, Value v) {
+  if constexpr (is_half_type<T>) {
+    out[i] = from_float<T>(static_cast<float>(v));
+  } else {
+    out[i] = numeric_cast<T>(v);
+  }
+}
+
 template <typename T>
 __global__ void arange_kernel(T* __restrict__ out, int64_t n, double start, double step) {
   const int64_t stride = int64_t(gridDim.x) * blockDim.x;
-  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride) {
-    const double v = start + static_cast<double>(i) * step;
-    if constexpr (is_half_type<T>) {
-      out[i] = from_float<T>(static_cast<float>(v));
-    } else {
-      out[i] = numeric_cast<T>(v);
-    }
-  }
+  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride)
+    store_arange_value(out, i, start + static_cast<double>(i) * step);
+}
+
+template <typename T>
+__global__ void arange_integer_kernel(T* __restrict__ out, int64_t n, uint64_t start, uint64_t step) {
+  const int64_t stride = int64_t(gridDim.x) * blockDim.x;
+  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride)
+    store_arange_value(out, i, static_cast<int64_t>(start + static_cast<uint64_t>(i) * step));
 }
 
 // ---- the counter-based generator (factories_cpu_ref.cpp, on the device) -----------
@@ -122,7 +133,12 @@ void arange_cuda_naive(const ArangeAttrs& attrs, Tensor& out) {
   if (n == 0) return;
   visit_any_dtype(out.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
-    launch(arange_kernel<T>, grid_for(n), kThreads, static_cast<T*>(out.data_ptr()), n, attrs.start, attrs.step);
+    if (attrs.integer) {
+      launch(arange_integer_kernel<T>, grid_for(n), kThreads, static_cast<T*>(out.data_ptr()), n,
+             static_cast<uint64_t>(attrs.int_start), static_cast<uint64_t>(attrs.int_step));
+    } else {
+      launch(arange_kernel<T>, grid_for(n), kThreads, static_cast<T*>(out.data_ptr()), n, attrs.start, attrs.step);
+    }
   });
 }
 
