@@ -15,6 +15,7 @@
 # sanitize suite. Exit status 0 when every step passed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+args=("$@")  # what the re-run below must see again, --sanitize included
 SANITIZE=0
 if [[ ${1:-} == --sanitize ]]; then
   SANITIZE=1
@@ -26,7 +27,7 @@ if ((SANITIZE)); then BUILD=${1:-build/sanitize}; fi
 if [[ ${TS_TOOLKIT_HIDDEN:-} != 1 ]]; then
   # Re-run this script with the toolkit out of sight (root, or a user namespace that maps to it).
   export TS_TOOLKIT_HIDDEN=1
-  exec unshare --mount ${TS_UNSHARE_USER:+--map-root-user} bash "$0" "$@"
+  exec unshare --mount ${TS_UNSHARE_USER:+--map-root-user} bash "$0" "${args[@]}"
 fi
 
 for dir in /usr/local/cuda*; do
@@ -45,6 +46,7 @@ echo "== the CUDA toolkit is hidden: /usr/local/cuda* empty, no nvcc that runs"
 
 echo "== configure $BUILD"
 rm -rf "$BUILD"
+mkdir -p "$(dirname "$BUILD")"
 if ((SANITIZE)); then
   cmake --preset sanitize -B "$BUILD" -DTS_CUDA=AUTO | tee "$BUILD.configure.log"
   label="cpu-only sanitize tests" passed="the CPU-only build passed under ASan + UBSan"
