@@ -175,9 +175,10 @@ class Writer {
       put_string(out_, d.error);
       fmt::format_to(std::back_inserter(out_),
                      ", \"cupti_dropped_records\": {}, \"buffers_refused\": {}, \"launch_order_violations\": {}, "
-                     "\"unmatched_records\": {}, \"failed_calls\": {}, \"first_failed_call\": ",
-                     d.cupti_dropped_records, d.buffers_refused, d.launch_order_violations, d.unmatched_records,
-                     d.failed_calls);
+                     "\"gpu_clock_shift_ns\": {}, \"unmatched_records\": {}, \"failed_calls\": {}, "
+                     "\"first_failed_call\": ",
+                     d.cupti_dropped_records, d.buffers_refused, d.launch_order_violations, d.gpu_clock_shift_ns,
+                     d.unmatched_records, d.failed_calls);
       put_string(out_, d.first_failed_call);
       put(out_, "},\n");
     }

@@ -169,7 +169,8 @@ struct DeviceActivityInfo {
   std::string error;   // why CUPTI could not start ("" when it did)
   int64_t cupti_dropped_records = 0;   // CUPTI's own count (cuptiActivityGetNumDroppedRecords)
   int64_t buffers_refused = 0;         // buffer requests our bounded pool could not serve (records lost)
-  int64_t launch_order_violations = 0; // GPU work that starts before its launch call began (clock skew)
+  int64_t launch_order_violations = 0; // GPU records CUPTI's clock put before their launch call began
+  int64_t gpu_clock_shift_ns = 0;      // added to every GPU record's times so that none starts before its launch
   int64_t unmatched_records = 0;       // GPU work whose launch call was not recorded
   int64_t failed_calls = 0;            // the profiler's own CUDA/CUPTI calls that failed (cuda_call_check.h)
   std::string first_failed_call;       // the first of those: expression, error, file and line

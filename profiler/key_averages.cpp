@@ -512,7 +512,9 @@ std::string EventList::table(const TableOptions& o) const {
     out += fmt::format("Dropped CUDA records: {} by CUPTI, {} buffer requests refused (pool of 32 x 4 MiB full)\n",
                        d.cupti_dropped_records, d.buffers_refused);
   if (d.launch_order_violations > 0)
-    out += fmt::format("Clock: {} GPU activities start before their launch call began\n", d.launch_order_violations);
+    out += fmt::format("Clock: CUPTI's clock put {} GPU activities before their launch call began; every GPU time "
+                       "was moved {:.3f} us later to keep each after its launch\n",
+                       d.launch_order_violations, static_cast<double>(d.gpu_clock_shift_ns) / 1e3);
   if (d.failed_calls > 0)
     out += fmt::format("Failed CUDA calls in the profiler: {} (the first: {})\n", d.failed_calls, d.first_failed_call);
   out += unoptimized_build_note();

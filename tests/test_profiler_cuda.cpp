@@ -68,6 +68,17 @@ Run run_child(const std::string& test_case, const std::string& env) {
   return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, text.str()};
 }
 
+// CUPTI's clock puts a session's GPU work a few microseconds early in some sessions on the H200 (1 to
+// 14 us seen: docs/h200-runs/clock-order/); the profiler then moves it later by the least that puts
+// every record after its launch call, and says so. A larger shift would be another fault.
+void check_clock_shift(const prof::DeviceActivityInfo& d) {
+  MESSAGE("CUPTI's clock put ", d.launch_order_violations, " GPU records before their launch; moved ",
+          d.gpu_clock_shift_ns, " ns later");
+  CHECK(d.gpu_clock_shift_ns >= 0);
+  CHECK(d.gpu_clock_shift_ns <= 20'000);
+  CHECK((d.launch_order_violations > 0) == (d.gpu_clock_shift_ns > 0));
+}
+
 }  // namespace
 
 TEST_CASE("profiler cuda: ts::add launches one kernel, charged to it, with flows and clock in order") {
@@ -84,7 +95,7 @@ TEST_CASE("profiler cuda: ts::add launches one kernel, charged to it, with flows
   CHECK(total(count(r, prof::EventKind::kernel)) == 10);
   CHECK(total(count(r, prof::EventKind::memcpy)) == 0);
   CHECK(count(r, prof::EventKind::cuda_runtime)["cudaDeviceSynchronize"] == 1);  // the window's end
-  CHECK(r.device_activity.launch_order_violations == 0);
+  check_clock_shift(r.device_activity);
   CHECK(r.device_activity.cupti_dropped_records == 0);
 
   // Every kernel: its op's External id, one launch call with its correlation, after which it starts.
@@ -200,7 +211,14 @@ TEST_CASE("profiler cuda: 100,000 launches give exactly 100,000 kernel events") 
   const prof::Recording& r = p.recording();
   INFO("CUPTI dropped ", r.device_activity.cupti_dropped_records, ", refused ", r.device_activity.buffers_refused);
   CHECK(total(count(r, prof::EventKind::kernel)) == 100'000);
-  CHECK(r.device_activity.launch_order_violations == 0);
+  check_clock_shift(r.device_activity);
+  std::map<uint64_t, int64_t> launch_start;
+  for (const prof::Event& e : r.events)
+    if (e.kind == prof::EventKind::cuda_runtime) launch_start.emplace(e.correlation, e.start_ns);
+  int64_t before_launch = 0;
+  for (const prof::Event& e : r.events)
+    if (e.kind == prof::EventKind::kernel && e.start_ns < launch_start.at(e.correlation)) ++before_launch;
+  CHECK(before_launch == 0);
 }
 
 TEST_CASE("profiler cuda: started and stopped 1,000 times, every window holds its own kernel") {

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -145,14 +146,57 @@ TEST_CASE("profiler cupti records: the window keeps its own work, counts the unm
   const std::vector<prof::Event> kernels = of_kind(rec, EventKind::kernel);
   REQUIRE(kernels.size() == 2);
   CHECK(kernels[0].name == "ahead");
+  CHECK(kernels[0].start_ns == 2000);  // moved 100 ns later, to its launch call's start
   CHECK(kernels[1].name == "orphan");
+  CHECK(kernels[1].start_ns == 3100);  // every GPU record moves with it
   CHECK(rec.device_activity.unmatched_records == 1);
   CHECK(rec.device_activity.launch_order_violations == 1);
+  CHECK(rec.device_activity.gpu_clock_shift_ns == 100);
   CHECK(of_kind(rec, EventKind::cuda_runtime).size() == 1);
   const std::vector<prof::Event> overhead = of_kind(rec, EventKind::overhead);
   REQUIRE(overhead.size() == 1);
   CHECK(overhead[0].name == "Resource");
   CHECK(overhead[0].end_ns == overhead[0].start_ns);  // an end before the start is clamped
+}
+
+// CUPTI's clock can put a whole session's GPU work a few microseconds early (the same offset for every
+// record); the profiler moves it later by the smallest amount that puts each record after its launch.
+TEST_CASE("profiler cupti records: GPU work timed before its launch call moves later, by the least that fixes all") {
+  prof::Recording rec;
+  rec.use_cuda = true;
+  rec.window_start_ns = 0;
+  rec.window_end_ns = 100'000;
+  cupti::KeptRecords kept;
+  kept.api = {launch_call("cudaLaunchKernel", 10'000, 10'500, 1), launch_call("cudaLaunchKernel", 20'000, 20'500, 2),
+              launch_call("cudaMemcpyAsync", 30'000, 30'400, 3), launch_call("cudaDeviceSynchronize", 40'000, 45'000, 4)};
+  cupti::GpuRecord copy = kernel("Memcpy DtoH (Device -> Pinned)", 29'000, 29'800, 3);
+  copy.kind = EventKind::memcpy;
+  cupti::GpuRecord sync = kernel("Context Sync", 40'100, 44'900, 4);
+  sync.kind = EventKind::cuda_sync;
+  kept.gpu = {kernel("a", 9'000, 9'600, 1),    // 1000 ns before its launch call
+              kernel("b", 21'000, 22'000, 2),  // 1000 ns after it
+              copy,                            // 1000 ns before its call too
+              sync};                           // the CPU's own wait: never moved
+  cupti::append_cupti_events(kept, {}, rec);
+
+  const prof::DeviceActivityInfo& d = rec.device_activity;
+  CHECK(d.launch_order_violations == 2);
+  CHECK(d.gpu_clock_shift_ns == 1000);
+  std::map<std::string, prof::Event> by_name;
+  for (const prof::Event& e : rec.events) by_name.emplace(std::string(e.name), e);
+  CHECK(by_name.at("a").start_ns == 10'000);
+  CHECK(by_name.at("a").end_ns == 10'600);  // durations kept
+  CHECK(by_name.at("b").start_ns == 22'000);
+  CHECK(by_name.at("Memcpy DtoH (Device -> Pinned)").start_ns == 30'000);
+  CHECK(by_name.at("Context Sync").start_ns == 40'100);
+
+  rec.device_activity.source = "cupti";
+  const std::string table = prof::key_averages(rec).table();
+  CHECK(table.find("Clock: CUPTI's clock put 2 GPU activities before their launch call began; every GPU time was "
+                    "moved 1.000 us later to keep each after its launch") != std::string::npos);
+  const nlohmann::json trace = nlohmann::json::parse(prof::chrome_trace_json(rec, "clock"));
+  CHECK(trace["cuda_activity"]["gpu_clock_shift_ns"] == 1000);
+  CHECK(trace["cuda_activity"]["launch_order_violations"] == 2);
 }
 
 TEST_CASE("profiler cupti records: a sync finds its device through its context and is no scope's GPU work") {
