@@ -375,7 +375,6 @@ TEST_CASE("tutorials: the README's first-build times and sizes are the committed
   const std::string paragraph = readme.substr(from, readme.find("\n\n", from) - from);
   std::string runs;
   for (const char* file : {"docs/cpu-runs/first-build/after.txt", "docs/h200-runs/first-build/after.txt",
-                           "docs/h200-runs/first-build/before.txt",
                            "docs/cpu-runs/first-build/tutorial-binary-sections.txt"}) {
     const bool named = paragraph.find(std::string("`") + file + "`") != std::string::npos ||
                        paragraph.find(fs::path(file).filename().string()) != std::string::npos;
