@@ -20,7 +20,7 @@
 
 SHELL  := /bin/bash
 # Measured from a fresh clone (tools/first_build.sh; README.md, "Quick start", cites the runs).
-FIRST_BUILD_HINT := 10 minutes on 2 cores without a GPU, 80 s on 16 cores with one
+FIRST_BUILD_HINT := 5 minutes on 2 cores without a GPU, 75 s on 16 cores with one
 PRESET ?= dev
 BUILD  := build/$(PRESET)
 CMAKE_ARGS := $(if $(TS_CUDA_ARCHS),-DCMAKE_CUDA_ARCHITECTURES="$(TS_CUDA_ARCHS)") $(if $(TS_CUDA),-DTS_CUDA=$(TS_CUDA))

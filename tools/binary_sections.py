@@ -3,7 +3,7 @@
 
 Reads `readelf -S --wide` and sums the sections' sizes into four groups: debug information
 (.debug_*), CUDA kernels (.nv_fatbin), host code (.text) and the rest (data, symbols,
-relocations). Sizes in MB (10^6 bytes), as `ls -l --block-size=MB` and du --si give them.
+relocations). Sizes in MB of 2^20 bytes, the unit of `du -m` (tools/first_build.sh's sizes).
 docs/cpu-runs/first-build/tutorial-binary-sections.txt is its output for one tutorial, linked
 as the build links it and again with its debug sections uncompressed.
 """
@@ -45,9 +45,9 @@ def main(binaries):
         for name, size in section_sizes(binary):
             label = next(label for label, matches in GROUPS if matches(name))
             grouped[label] += size
-        print(f"{binary}: {total / 1e6:.1f} MB")
+        print(f"{binary}: {total / 2**20:.1f} MB")
         for label, size in grouped.items():
-            print(f"  {size / 1e6:7.1f} MB  {label}")
+            print(f"  {size / 2**20:7.1f} MB  {label}")
     return 0
 
 
