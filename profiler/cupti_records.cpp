@@ -125,7 +125,7 @@ void keep_gpu_work_after_launches(std::vector<GpuRecord>& gpu, const Launches& l
   int64_t shift = 0;
   for (const GpuRecord& g : gpu) {
     const auto launched = launches.start.find(g.correlation);
-    if (launched == launches.start.end() || g.start >= launched->second) continue;
+    if (g.correlation == 0 || launched == launches.start.end() || g.start >= launched->second) continue;
     ++info.launch_order_violations;
     if (g.kind != EventKind::cuda_sync) shift = std::max(shift, launched->second - g.start);
   }
