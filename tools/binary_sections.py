@@ -7,6 +7,7 @@ relocations). Sizes in MB of 2^20 bytes, the unit of `du -m` (tools/first_build.
 docs/cpu-runs/first-build/tutorial-binary-sections.txt is its output for one tutorial, linked
 as the build links it and again with its debug sections uncompressed.
 """
+import os
 import subprocess
 import sys
 
@@ -39,8 +40,7 @@ def main(binaries):
         print(__doc__.strip().splitlines()[0], file=sys.stderr)
         return 2
     for binary in binaries:
-        with open(binary, "rb") as f:
-            total = len(f.read())
+        total = os.path.getsize(binary)
         grouped = {label: 0 for label, _ in GROUPS}
         for name, size in section_sizes(binary):
             label = next(label for label, matches in GROUPS if matches(name))

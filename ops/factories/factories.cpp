@@ -209,13 +209,8 @@ Tensor arange_int64(int64_t start, int64_t end, int64_t step, Options options, W
   const uint64_t length = span / stride + (span % stride != 0);
   TS_CHECK(length <= static_cast<uint64_t>(INT64_MAX),
            "arange: ({}, {}, {}) has {} elements, more than a tensor can hold", start, end, step, length);
-  const ArangeAttrs attrs{.start = static_cast<double>(start),
-                          .step = static_cast<double>(step),
-                          .length = static_cast<int64_t>(length),
-                          .options = options,
-                          .integer = true,
-                          .int_start = start,
-                          .int_step = step};
+  const ArangeAttrs attrs{
+      .length = static_cast<int64_t>(length), .options = options, .integer = true, .int_start = start, .int_step = step};
   OpCall call(ops::arange, attrs, loc);
   return dispatch(call);
 }
