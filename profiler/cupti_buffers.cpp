@@ -1,6 +1,10 @@
 // profiler/cupti_buffers.cpp: the bounded buffer pool and CUPTI's two buffer callbacks (see the header).
 #include "profiler/cupti_buffers.h"
 
+#include <fmt/format.h>
+
+#include <charconv>
+#include <cstdio>
 #include <cstdlib>
 #include <mutex>
 #include <utility>
@@ -13,17 +17,28 @@ namespace ts::profiler::cupti {
 
 namespace {
 
-constexpr size_t kBufferBytes = size_t{4} << 20;
-constexpr size_t kMaxBuffers = 32;
+constexpr size_t kDefaultBufferBytes = size_t{4} << 20;
+constexpr size_t kPoolBytes = size_t{128} << 20;
 
 struct Pool {
   std::mutex mutex;
-  std::vector<uint8_t*> free;
-  size_t allocated = 0;
-  int64_t refused = 0;  // requests past kMaxBuffers (or a failed allocation)
+  size_t buffer_bytes = 0;  // of every buffer handed out from now on
+  std::vector<uint8_t*> free;  // each of buffer_bytes
+  size_t allocated = 0;        // bytes handed out and not freed
+  int64_t refused = 0;         // requests past kPoolBytes (or a failed allocation)
 };
+
+// TS_CUPTI_BUFFER_KIB, read when the pool is made: a value it refuses is warned about, not used.
+size_t buffer_bytes_from_environment() {
+  const char* v = std::getenv("TS_CUPTI_BUFFER_KIB");
+  if (v == nullptr) return kDefaultBufferBytes;
+  const BufferSize size = parse_buffer_kib(v);
+  if (!size.error.empty()) std::fprintf(stderr, "warning: profiler: %s\n", size.error.c_str());
+  return size.bytes;
+}
+
 Pool& pool() {
-  static Pool* p = new Pool;
+  static Pool* p = new Pool{.buffer_bytes = buffer_bytes_from_environment()};
   return *p;
 }
 
@@ -44,9 +59,9 @@ uint8_t* take_buffer(Pool& p) {
     p.free.pop_back();
     return buffer;
   }
-  if (p.allocated == kMaxBuffers) return nullptr;
-  auto* buffer = static_cast<uint8_t*>(std::aligned_alloc(8, kBufferBytes));
-  if (buffer != nullptr) ++p.allocated;
+  if (p.allocated + p.buffer_bytes > kPoolBytes) return nullptr;
+  auto* buffer = static_cast<uint8_t*>(std::aligned_alloc(8, p.buffer_bytes));
+  if (buffer != nullptr) p.allocated += p.buffer_bytes;
   return buffer;
 }
 
@@ -66,16 +81,43 @@ void keep_buffer(Store& s, CUcontext context, uint32_t stream, uint8_t* buffer, 
 
 }  // namespace
 
+BufferSize parse_buffer_kib(std::string_view text) {
+  int64_t kib = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), kib);
+  if (ec != std::errc{} || end != text.data() + text.size() || kib < kMinBufferKib || kib > kMaxBufferKib)
+    return {kDefaultBufferBytes,
+            fmt::format("TS_CUPTI_BUFFER_KIB={}: expected a whole number of KiB from {} to {}; CUPTI's buffers "
+                        "stay {} KiB",
+                        text, kMinBufferKib, kMaxBufferKib, kDefaultBufferBytes >> 10)};
+  return {static_cast<size_t>(kib) << 10, {}};
+}
+
+void set_buffer_bytes(size_t bytes) {
+  Pool& p = pool();
+  std::lock_guard lock(p.mutex);
+  if (bytes == p.buffer_bytes) return;
+  for (uint8_t* buffer : p.free) std::free(buffer);
+  p.allocated -= p.free.size() * p.buffer_bytes;
+  p.free.clear();
+  p.buffer_bytes = bytes;
+}
+
+size_t buffer_bytes() {
+  Pool& p = pool();
+  std::lock_guard lock(p.mutex);
+  return p.buffer_bytes;
+}
+
 void CUPTIAPI buffer_requested(uint8_t** buffer, size_t* size, size_t* max_records) {
   Pool& p = pool();
   std::lock_guard lock(p.mutex);
   *max_records = 0;  // as many as fit
   *buffer = take_buffer(p);
   if (*buffer == nullptr) ++p.refused;  // CUPTI drops the records it cannot write
-  *size = *buffer != nullptr ? kBufferBytes : 0;
+  *size = *buffer != nullptr ? p.buffer_bytes : 0;
 }
 
-void CUPTIAPI buffer_completed(CUcontext context, uint32_t stream, uint8_t* buffer, size_t, size_t valid) {
+void CUPTIAPI buffer_completed(CUcontext context, uint32_t stream, uint8_t* buffer, size_t size, size_t valid) {
   {
     Store& s = store();
     std::lock_guard lock(s.mutex);
@@ -84,7 +126,12 @@ void CUPTIAPI buffer_completed(CUcontext context, uint32_t stream, uint8_t* buff
   if (buffer == nullptr) return;
   Pool& p = pool();
   std::lock_guard lock(p.mutex);
-  p.free.push_back(buffer);
+  if (size == p.buffer_bytes) {
+    p.free.push_back(buffer);
+  } else {  // handed out before set_buffer_bytes changed the size
+    std::free(buffer);
+    p.allocated -= size;
+  }
 }
 
 TakenRecords take_records() {

@@ -3,8 +3,10 @@
 // CUPTI asks for a buffer when it needs one (buffer_requested) and hands it
 // back, full or flushed, on one of its own threads (buffer_completed). The
 // buffers come from a bounded pool: 4 MiB each (CUPTI recommends 1-10 MB), at
-// most 32 of them (128 MiB, as Kineto). A request past that is refused and
-// CUPTI drops those records; both counts reach the recording. The completion
+// most 128 MiB in all (as Kineto). A request past that is refused and CUPTI
+// drops those records; both counts reach the recording. TS_CUPTI_BUFFER_KIB
+// sets another size (16 KiB makes CUPTI ask for a new buffer every few dozen
+// steps of a small loop, so that a trace shows what a refill costs). The completion
 // callback copies what we keep of each record (cupti_decode.h) and returns
 // the buffer to the pool at once, so the pool rarely grows past a few buffers.
 //
@@ -16,6 +18,8 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
+#include <string_view>
 
 #include "profiler/cupti_records.h"
 
@@ -24,6 +28,19 @@ namespace ts::profiler::cupti {
 // The two callbacks to register with cuptiActivityRegisterCallbacks.
 void CUPTIAPI buffer_requested(uint8_t** buffer, size_t* size, size_t* max_records);
 void CUPTIAPI buffer_completed(CUcontext context, uint32_t stream, uint8_t* buffer, size_t size, size_t valid);
+
+// The size of each buffer: TS_CUPTI_BUFFER_KIB when it is a whole number of KiB in range, else 4 MiB
+// and an error that says why.
+constexpr int64_t kMinBufferKib = 16, kMaxBufferKib = 65536;
+struct BufferSize {
+  size_t bytes;
+  std::string error;  // empty when the text was used
+};
+BufferSize parse_buffer_kib(std::string_view text);
+
+// The size of the buffers handed to CUPTI from now on (buffers it holds keep theirs), and the current one.
+void set_buffer_bytes(size_t bytes);
+size_t buffer_bytes();
 
 // What the callbacks kept since the last take, and what was lost meanwhile.
 struct TakenRecords {

@@ -9,12 +9,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <sstream>
 #include <string>
+#include <string_view>
 
 #include "ops/ops.h"
 #include "profiler/chrome_trace.h"
@@ -248,6 +250,54 @@ TEST_CASE("profiler cuda: schedule: wait and warmup steps leave nothing in the w
   }
   p.stop();
   CHECK(total(count(p.recording(), prof::EventKind::kernel)) == 10);  // steps 2 and 3 only
+}
+
+// The child of the next two cases: a loop whose records fill dozens of 16 KiB buffers, or a corner of one
+// of the default 4 MiB (TS_CUPTI_BUFFER_KIB=16, or a value the profiler refuses).
+TEST_CASE("profiler cuda: child: small CUPTI buffers") {
+  if (std::getenv("TS_PROFILER_CUDA_CHILD") == nullptr || skip_without_gpu()) return;
+  const ts::Tensor a = ts::randn({1}, {ts::DType::bf16, ts::kCUDA}), b = ts::randn({1}, {ts::DType::bf16, ts::kCUDA});
+  ts::cuda::synchronize();
+  prof::Profiler p(cuda_config());
+  p.start();
+  for (int i = 0; i < 3000; ++i) ts::add(a, b);
+  p.stop();
+  const prof::Recording& r = p.recording();
+  int requests = 0;
+  int64_t longest_ns = 0;
+  for (const prof::Event& e : r.events) {
+    if (e.kind != prof::EventKind::overhead || e.name != "Activity Buffer Request") continue;
+    ++requests;
+    longest_ns = std::max(longest_ns, e.duration_ns());
+  }
+  fmt::print("buffer requests in the window: {}, the longest {} ns\n", requests, longest_ns);
+  const char* kib = std::getenv("TS_CUPTI_BUFFER_KIB");
+  if (kib != nullptr && std::string_view(kib) == "16")
+    CHECK(requests >= 10);  // 3,000 kernel and launch records need dozens of 16 KiB buffers
+  else
+    CHECK(requests <= 2);
+  CHECK(total(count(r, prof::EventKind::kernel)) == 3000);
+  CHECK(r.device_activity.buffers_refused == 0);
+  CHECK(r.device_activity.cupti_dropped_records == 0);
+}
+
+TEST_CASE("profiler cuda: with 16 KiB CUPTI buffers, CUPTI asks for many and no record is lost") {
+  if (skip_without_gpu()) return;
+  const Run child = run_child("profiler cuda: child: small CUPTI buffers", "TS_PROFILER_CUDA_CHILD=1 TS_CUPTI_BUFFER_KIB=16");
+  MESSAGE(child.output.substr(0, child.output.find('\n')));
+  INFO(child.output);
+  CHECK(child.status == 0);
+  CHECK(child.output.find("buffer requests in the window: ") != std::string::npos);
+}
+
+// A size CUPTI's buffers cannot take is warned about and the default kept; profiling still works.
+TEST_CASE("profiler cuda: a TS_CUPTI_BUFFER_KIB out of range is refused with a warning") {
+  if (skip_without_gpu()) return;
+  const Run child = run_child("profiler cuda: child: small CUPTI buffers", "TS_PROFILER_CUDA_CHILD=1 TS_CUPTI_BUFFER_KIB=8");
+  INFO(child.output);
+  CHECK(child.output.find("warning: profiler: TS_CUPTI_BUFFER_KIB=8: expected a whole number of KiB from 16 to "
+                          "65536; CUPTI's buffers stay 4096 KiB") != std::string::npos);
+  CHECK(child.status == 0);
 }
 
 // The child of the next case: a profiler that is never stopped, then exit().

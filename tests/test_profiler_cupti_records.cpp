@@ -7,6 +7,7 @@
 // kernel footprint (occupancy) on an H200's properties, which API calls are kept,
 // and how a failed CUDA call of the profiler reaches the table and the trace.
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -16,6 +17,7 @@
 #include <vector>
 
 #include "profiler/chrome_trace.h"
+#include "profiler/cupti_buffers.h"
 #include "profiler/cuda_call_check.h"
 #include "profiler/cupti_api_selection.h"
 #include "profiler/cupti_records.h"
@@ -350,4 +352,51 @@ TEST_CASE("profiler cuda call check: a failed call is noted, not thrown, and rep
   const nlohmann::json trace = nlohmann::json::parse(prof::chrome_trace_json(s.rec, "t.json"));
   CHECK(trace["cuda_activity"]["failed_calls"] == 2);
   CHECK(trace["cuda_activity"]["first_failed_call"] == info.first_failed_call);
+}
+
+TEST_CASE("profiler cupti buffers: TS_CUPTI_BUFFER_KIB's size, the pool's bound, buffers of an old size freed") {
+  CHECK(cupti::parse_buffer_kib("16").bytes == 16384);
+  CHECK(cupti::parse_buffer_kib("16").error.empty());
+  CHECK(cupti::parse_buffer_kib("65536").bytes == size_t{64} << 20);
+  for (const char* bad : {"8", "65537", "", "16k", " 16", "-16", "99999999999999999999999"}) {
+    INFO(bad);
+    const cupti::BufferSize size = cupti::parse_buffer_kib(bad);
+    CHECK(size.bytes == size_t{4} << 20);
+    CHECK(size.error == fmt::format("TS_CUPTI_BUFFER_KIB={}: expected a whole number of KiB from 16 to 65536; "
+                                    "CUPTI's buffers stay 4096 KiB",
+                                    bad));
+  }
+
+  // CUPTI's two callbacks, called as CUPTI calls them: buffers of the set size, at most 128 MiB of them.
+  const size_t before = cupti::buffer_bytes();
+  cupti::set_buffer_bytes(size_t{1} << 20);
+  uint8_t* old_size = nullptr;
+  size_t size = 0, max_records = 1;
+  cupti::buffer_requested(&old_size, &size, &max_records);
+  REQUIRE(old_size != nullptr);
+  CHECK(size == size_t{1} << 20);
+  CHECK(max_records == 0);
+  cupti::set_buffer_bytes(size_t{16} << 10);
+  std::vector<uint8_t*> held;
+  for (int i = 0; i < 8192 + 8; ++i) {
+    uint8_t* buffer = nullptr;
+    cupti::buffer_requested(&buffer, &size, &max_records);
+    if (buffer == nullptr) {
+      CHECK(size == 0);
+      break;
+    }
+    CHECK(size == size_t{16} << 10);
+    held.push_back(buffer);
+  }
+  CHECK(held.size() < 8192);  // the 1 MiB buffer (and any CUPTI still holds) count against the bound
+  CHECK(held.size() > 4096);  // even if CUPTI held a few of its 4 MiB buffers
+  CHECK(cupti::take_records().buffers_refused == 1);
+  cupti::buffer_completed(nullptr, 0, old_size, size_t{1} << 20, 0);  // freed: not of the current size
+  for (uint8_t* buffer : held) cupti::buffer_completed(nullptr, 0, buffer, size_t{16} << 10, 0);
+  uint8_t* again = nullptr;
+  cupti::buffer_requested(&again, &size, &max_records);
+  CHECK(std::find(held.begin(), held.end(), again) != held.end());  // from the pool, not a new allocation
+  cupti::buffer_completed(nullptr, 0, again, size, 0);
+  cupti::set_buffer_bytes(before);
+  CHECK(cupti::buffer_bytes() == before);
 }

@@ -72,7 +72,7 @@ done
 # The folders this script writes, and only those: each is emptied first, so that nothing of an
 # earlier run survives beside the new one (04_attention/, 05_memory_and_syncs/, ladder/ and the
 # others beside them in OUT are written by their own scripts, see docs/README.md).
-tutorial_dirs=(00_tensors_and_views 01_matmul_add 01_matmul_add_active20 02_linear 03_mlp)
+tutorial_dirs=(00_tensors_and_views 01_matmul_add 01_matmul_add_active20 01_matmul_add_refill 02_linear 03_mlp)
 extra_dirs=(hopper)
 if [[ $device == cuda ]]; then
   extra_dirs+=(pytorch debugging)
@@ -86,7 +86,7 @@ elif ((readings_only)); then
   written=()
 elif [[ -n $only ]]; then
   written=("$only")
-  [[ $only == 01_matmul_add && $device == cuda ]] && written+=(01_matmul_add_active20)
+  [[ $only == 01_matmul_add && $device == cuda ]] && written+=(01_matmul_add_active20 01_matmul_add_refill)
 else
   written=("${tutorial_dirs[@]}" "${extra_dirs[@]}")
 fi
@@ -179,6 +179,10 @@ if [[ $device == cuda ]]; then
   tutorial $t 4096_warm_fused_matrix --size 4096 --warmup 5 --fused --bias matrix
   run "$out/${t}_active20/4096_warm.out.txt" "$bin/$t" --device cuda --size 4096 --warmup 5 --active 20 \
     --out-dir "$out/${t}_active20"
+  # 40 steps at 64 with 16 KiB CUPTI buffers (4 MiB by default): CUPTI asks for a new one every few
+  # steps, and the trace shows what each request costs the loop.
+  run "$out/${t}_refill/64_warm.out.txt" env TS_CUPTI_BUFFER_KIB=16 "$bin/$t" --device cuda --size 64 --warmup 5 \
+    --active 40 --out-dir "$out/${t}_refill"
 else
   tutorial $t 64_fused_matrix --size 64 --fused --bias matrix
 fi
