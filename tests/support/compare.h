@@ -6,6 +6,11 @@
 //   - ||got - ref|| / ||ref|| exceeds the tolerance (relative error, L2),
 // and its message names the worst element (index, got, want), the max
 // absolute and max relative error, and the seed that made the inputs.
+//
+// CHECK_CLOSE_TO_TERMS divides by ||terms|| instead, each element's sum of the
+// magnitudes of the terms that make it (for a weighted average sum_j p_j v_j:
+// sum_j p_j |v_j|). That is the scale a sum's rounding error grows with, and the
+// right one where the terms cancel and ||ref|| is small beside them.
 #pragma once
 
 #include <doctest/doctest.h>
@@ -35,13 +40,15 @@ struct Comparison {
   std::string report;
 };
 
+// `terms`: empty, or the scale of each element (see above), whose L2 norm replaces ||want||'s.
 inline Comparison compare(const Tensor& got_tensor, const std::vector<double>& want, double tolerance,
-                          uint64_t seed = 0) {
+                          uint64_t seed = 0, const std::vector<double>& terms = {}) {
   Comparison c;
   const std::vector<double> got = got_tensor.to_vector<double>();
-  if (got.size() != want.size()) {
+  if (got.size() != want.size() || (!terms.empty() && terms.size() != want.size())) {
     c.ok = false;
-    c.report = fmt::format("size mismatch: got {} elements, want {} (seed {})", got.size(), want.size(), seed);
+    c.report = fmt::format("size mismatch: got {} elements, want {}, terms {} (seed {})", got.size(), want.size(),
+                           terms.size(), seed);
     return c;
   }
   double diff2 = 0, ref2 = 0, max_abs = 0, max_rel = 0;
@@ -59,7 +66,8 @@ inline Comparison compare(const Tensor& got_tensor, const std::vector<double>& w
     }
     const double d = std::fabs(g - w);
     diff2 += d * d;
-    ref2 += w * w;
+    const double scale = terms.empty() ? w : terms[i];
+    ref2 += scale * scale;
     if (d > max_abs) {
       max_abs = d;
       worst = i;
@@ -69,9 +77,9 @@ inline Comparison compare(const Tensor& got_tensor, const std::vector<double>& w
   const double rel = ref2 > 0 ? std::sqrt(diff2 / ref2) : std::sqrt(diff2);
   c.ok = rel <= tolerance;
   c.report = fmt::format(
-      "rel L2 error {:.3e} (tolerance {:.1e}); worst flat index {}: got {} want {}; max abs {:.3e}, max rel {:.3e}; "
+      "rel L2 error {:.3e}{} (tolerance {:.1e}); worst flat index {}: got {} want {}; max abs {:.3e}, max rel {:.3e}; "
       "seed {}",
-      rel, tolerance, worst, got.empty() ? 0.0 : got[worst], want.empty() ? 0.0 : want[worst], max_abs, max_rel,
+      rel, terms.empty() ? "" : " of the terms' magnitude", tolerance, worst, got.empty() ? 0.0 : got[worst], want.empty() ? 0.0 : want[worst], max_abs, max_rel,
       seed);
   return c;
 }
@@ -83,4 +91,11 @@ inline Comparison compare(const Tensor& got_tensor, const std::vector<double>& w
   do {                                                                             \
     const ::ts::testing::Comparison ts_cmp_ = ::ts::testing::compare(got, want, tol, seed); \
     CHECK_MESSAGE(ts_cmp_.ok, ts_cmp_.report);                                     \
+  } while (0)
+
+// CHECK_CLOSE_TO_TERMS(tensor, ref, terms, tolerance, seed): the error over ||terms|| (see above)
+#define CHECK_CLOSE_TO_TERMS(got, want, terms, tol, seed)                                   \
+  do {                                                                                      \
+    const ::ts::testing::Comparison ts_cmp_ = ::ts::testing::compare(got, want, tol, seed, terms); \
+    CHECK_MESSAGE(ts_cmp_.ok, ts_cmp_.report);                                              \
   } while (0)
