@@ -38,6 +38,8 @@ draw 01_matmul_add 64_bf16_cold_eager_wait0_warmup0_first6ms.svg 64_bf16_cold_ea
 # and its Context Sync (reading_a_trace.md).
 draw 01_matmul_add 64_bf16_cold_eager.svg 64_bf16_cold_eager.json
 draw 01_matmul_add 4096_bf16_cold_eager.svg 4096_bf16_cold_eager.json
+# 01 with 16 KiB CUPTI buffers: the step in which CUPTI flushed a full buffer and asked for the next.
+draw 01_matmul_add_refill 64_bf16_warm_eager_step30.svg 64_bf16_warm_eager.json --step 30
 # 01: overhead-bound (64) and compute-bound (4096), one step each; 64 also on a 32 us scale, with the
 # same step recorded without CUPTI (--activities cpu) on the same scale.
 draw 01_matmul_add 64_bf16_warm_eager_step3.svg 64_bf16_warm_eager.json --step 3
