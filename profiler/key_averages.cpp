@@ -509,7 +509,7 @@ std::string EventList::table(const TableOptions& o) const {
                        d.error);
   if (use_device && d.source.empty() && !d.error.empty()) out += fmt::format("CUDA activity: not recorded ({})\n", d.error);
   if (d.cupti_dropped_records > 0 || d.buffers_refused > 0)
-    out += fmt::format("Dropped CUDA records: {} by CUPTI, {} buffer requests refused (pool of 32 x 4 MiB full)\n",
+    out += fmt::format("Dropped CUDA records: {} by CUPTI, {} buffer requests refused (the pool of CUPTI buffers, 128 MiB, was full)\n",
                        d.cupti_dropped_records, d.buffers_refused);
   if (d.launch_order_violations > 0)
     out += fmt::format("Clock: CUPTI's clock put {} GPU activities before their launch call began; every GPU time "

@@ -196,6 +196,10 @@ TEST_CASE("profiler cupti records: GPU work timed before its launch call moves l
   const std::string table = prof::key_averages(rec).table();
   CHECK(table.find("Clock: CUPTI's clock put 2 GPU activities before their launch call began; every GPU time was "
                     "moved 1.000 us later to keep each after its launch") != std::string::npos);
+  CHECK(table.find("Dropped CUDA records") == std::string::npos);
+  rec.device_activity.buffers_refused = 3;
+  CHECK(prof::key_averages(rec).table().find("Dropped CUDA records: 0 by CUPTI, 3 buffer requests refused (the pool "
+                                             "of CUPTI buffers, 128 MiB, was full)") != std::string::npos);
   const nlohmann::json trace = nlohmann::json::parse(prof::chrome_trace_json(rec, "clock"));
   CHECK(trace["cuda_activity"]["gpu_clock_shift_ns"] == 1000);
   CHECK(trace["cuda_activity"]["launch_order_violations"] == 2);
