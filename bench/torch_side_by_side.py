@@ -207,6 +207,54 @@ def attention_workloads():
 
 
 # entry -> (PyTorch workload or None, True when higher is better)
+# CUDA graphs: the same steps captured with torch.cuda.graph (after a warm-up on a side stream, as
+# PyTorch's documentation does) and replayed; host us per step at 64 (overhead-bound), device us
+# per step for the rest, as ts_bench's graph/cuda/* rows.
+def graphed(fn):
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        for _ in range(3):
+            fn()
+    torch.cuda.current_stream().wait_stream(side)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        fn()
+    return graph.replay
+
+
+def part1_step(n):
+    torch.manual_seed(0)
+    x = torch.randn(n, n, device="cuda", dtype=torch.bfloat16)
+    w = torch.randn(n, n, device="cuda", dtype=torch.bfloat16)
+    b = torch.randn(n, device="cuda", dtype=torch.bfloat16)
+    return lambda: torch.add(torch.matmul(x, w), b)
+
+
+def part1_64_host_us(replayed):
+    step = part1_step(64)
+    return cpu_us_per_call(graphed(step) if replayed else step, 1000, 31)
+
+
+def graph_device_us(make_step, replayed):
+    with torch.no_grad():
+        step = make_step()
+        return device_ms(graphed(step) if replayed else step, warmup=5, repeats=21) * 1e3
+
+
+def mlp_step():
+    mlp = GeGLUMLP().cuda().to(torch.bfloat16)
+    x = torch.randn(64, 128, 768, device="cuda", dtype=torch.bfloat16)
+    return lambda: mlp(x)
+
+
+def naive_attention_step():
+    torch.manual_seed(1)
+    q, k, v = (torch.randn(4, 16, 1024, 64, device="cuda", dtype=torch.bfloat16) for _ in range(3))
+    mask = torch.triu(torch.ones(1024, 1024, device="cuda", dtype=torch.bool), diagonal=1)
+    return lambda: torch.softmax((q @ k.transpose(-2, -1) * 64 ** -0.5).masked_fill(mask, float("-inf")), dim=-1) @ v
+
+
 WORKLOADS = {
     "cuda/raw_launch": (None, False),
     "dispatch/cuda/add_1elem": (add_1elem, False),
@@ -229,6 +277,14 @@ WORKLOADS = {
     "mlp/bf16/epilogue": (lambda: mlp_us(False), False),
     "linear/bf16/1024x32x64": (linear_us, False),
     **attention_workloads(),
+    "graph/cuda/part1_64_replay": (lambda: part1_64_host_us(True), False),
+    "graph/cuda/part1_64_replay_eager": (lambda: part1_64_host_us(False), False),
+    "graph/cuda/part1_4096_replay": (lambda: graph_device_us(lambda: part1_step(4096), True), False),
+    "graph/cuda/part1_4096_replay_eager": (lambda: graph_device_us(lambda: part1_step(4096), False), False),
+    "graph/cuda/mlp_replay": (lambda: graph_device_us(mlp_step, True), False),
+    "graph/cuda/mlp_replay_eager": (lambda: graph_device_us(mlp_step, False), False),
+    "graph/cuda/attention_replay": (lambda: graph_device_us(naive_attention_step, True), False),
+    "graph/cuda/attention_replay_eager": (lambda: graph_device_us(naive_attention_step, False), False),
 }
 
 # PyTorch-only figures printed after the table, each when our run has the entry it sits beside:

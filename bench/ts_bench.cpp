@@ -40,6 +40,7 @@
 #include "profiler/chrome_trace.h"
 #include "profiler/profiler.h"
 #include "tensor/cuda_device.h"
+#include "tensor/cuda_graph.h"
 #include "tensor/file_output.h"
 
 #if TS_HAVE_CUDA
@@ -167,6 +168,29 @@ Result gemm_entry(const char* name, int64_t n, bool bias, const char* variant = 
   return Result{name, 2.0 * n * n * n / (ms * 1e-3) / 1e12, "TFLOP/s", ""};
 }
 
+// A step (made by `make_step` when the entry runs) replayed from a CUDA graph against the same step run
+// op by op, device time per step as everywhere here (CUDA events, L2 emptied first), measured in the
+// same run: what a replay costs the GPU, which launch gaps aside should be nothing.
+void add_replay_entry(std::vector<Entry>& list, const char* name, const char* note,
+                      std::function<std::function<void()>()> make_step) {
+  list.push_back({name, note,
+                  [name, make_step] {
+                    const std::function<void()> step = make_step();
+                    step();  // the warm-up: first-use costs out of the capture
+                    ts::cuda::Graph graph;
+                    {
+                      ts::cuda::GraphCapture capture(graph);
+                      step();
+                    }
+                    const double eager_ms = median_device_ms(step, 3, 21);
+                    const double replay_ms = median_device_ms([&] { graph.replay(); }, 3, 21);
+                    const std::string n(name);
+                    return Result{n, replay_ms * 1e3, "us", "",
+                                  {{n + "_eager", eager_ms * 1e3, "us", ""}, {n + "_ratio", replay_ms / eager_ms, "x", ""}}};
+                  },
+                  true});
+}
+
 void add_gpu_entries(std::vector<Entry>& list) {
   const ts::Device gpu = ts::kCUDA;
   list.push_back({"cuda/raw_launch", "an empty kernel <<<1,1>>>, CPU side per launch; the floor (3.4-3.6 us on our H200)",
@@ -220,6 +244,74 @@ void add_gpu_entries(std::vector<Entry>& list) {
                                   {{"dispatch/cuda/add_1elem_ratio", p.ratio, "x", ""}}};
                   },
                   true});
+  // Part 1's step at 64 (add(matmul(x, w), b), bf16) replayed from a CUDA graph against the same step
+  // run eagerly, in alternating batches of one run: the host's time per step, which is the step's time
+  // when the GPU waits on the host (overhead-bound).
+  list.push_back({"graph/cuda/part1_64_replay",
+                  "one replay of part 1's step at 64 captured in a CUDA graph, CPU side per step (target <= 10 us); "
+                  "_eager: the step run op by op in the same run; _ratio: replay over eager",
+                  [gpu] {
+                    const ts::Options on_gpu{ts::DType::bf16, gpu};
+                    const ts::Tensor x = ts::randn({64, 64}, on_gpu), w = ts::randn({64, 64}, on_gpu);
+                    const ts::Tensor b = ts::randn({64}, on_gpu);
+                    ts::Tensor sink = ts::add(ts::matmul(x, w), b);  // the warm-up
+                    ts::cuda::Graph graph;
+                    {
+                      ts::cuda::GraphCapture capture(graph);
+                      sink = ts::add(ts::matmul(x, w), b);
+                    }
+                    const Paired p = paired_us_per_call([&] { graph.replay(); },
+                                                        [&] { sink = ts::add(ts::matmul(x, w), b); }, 1000, 31, sync);
+                    return Result{"graph/cuda/part1_64_replay", p.fn_us, "us", "",
+                                  {{"graph/cuda/part1_64_replay_eager", p.baseline_us, "us", ""},
+                                   {"graph/cuda/part1_64_replay_ratio", p.ratio, "x", ""}}};
+                  },
+                  true});
+  // The same while the profiler records CPU and CUDA activity: the replay is one op, its cudaGraphLaunch
+  // and its kernels (the captured ops are added when the profiler stops), the eager step three ops and
+  // their launches.
+  list.push_back({"graph/cuda/part1_64_replay_profiled",
+                  "graph/cuda/part1_64_replay while recording CPU + CUDA, CPU side per step (target <= 10 us); "
+                  "_eager, _ratio as above",
+                  [gpu] {
+                    const ts::Options on_gpu{ts::DType::bf16, gpu};
+                    const ts::Tensor x = ts::randn({64, 64}, on_gpu), w = ts::randn({64, 64}, on_gpu);
+                    const ts::Tensor b = ts::randn({64}, on_gpu);
+                    ts::Tensor sink = ts::add(ts::matmul(x, w), b);
+                    ts::cuda::Graph graph;
+                    {
+                      ts::cuda::GraphCapture capture(graph);
+                      sink = ts::add(ts::matmul(x, w), b);
+                    }
+                    ts::profiler::ProfilerConfig config;
+                    config.activities = {ts::profiler::Activity::CPU, ts::profiler::Activity::CUDA};
+                    ts::profiler::Profiler profiler(config);
+                    profiler.start();
+                    const Paired p = paired_us_per_call([&] { graph.replay(); },
+                                                        [&] { sink = ts::add(ts::matmul(x, w), b); }, 200, 31, sync);
+                    profiler.stop();
+                    return Result{"graph/cuda/part1_64_replay_profiled", p.fn_us, "us", "",
+                                  {{"graph/cuda/part1_64_replay_profiled_eager", p.baseline_us, "us", ""},
+                                   {"graph/cuda/part1_64_replay_profiled_ratio", p.ratio, "x", ""}}};
+                  },
+                  true});
+  add_replay_entry(list, "graph/cuda/part1_4096_replay",
+                   "device us of one replay of part 1's step at 4096 (compute-bound); _eager: the step op by op",
+                   [gpu] {
+                     const ts::Options on_gpu{ts::DType::bf16, gpu};
+                     auto x = ts::randn({4096, 4096}, on_gpu), w = ts::randn({4096, 4096}, on_gpu);
+                     auto b = ts::randn({4096}, on_gpu);
+                     return std::function<void()>([x, w, b] { (void)ts::add(ts::matmul(x, w), b); });
+                   });
+  add_replay_entry(list, "graph/cuda/mlp_replay",
+                   "device us of one replay of tutorial 03's MLP forward (eager path, [64,128,768] -> 3072); _eager",
+                   [gpu] {
+                     ts::manual_seed(0);
+                     auto mlp = std::make_shared<ts::nn::GeGLUMLP>(768, 3072, ts::nn::MlpPath::eager,
+                                                                   ts::Options{ts::DType::bf16, gpu});
+                     auto x = ts::randn({64, 128, 768}, {ts::DType::bf16, gpu});
+                     return std::function<void()>([mlp, x] { (void)mlp->forward(x); });
+                   });
   list.push_back({"dispatch/cuda/view_t", "ts::t of a cuda tensor (metadata only); target <= 0.15 us",
                   [gpu] {
                     const ts::Tensor x = ts::randn({64, 32}, {ts::DType::bf16, gpu});
@@ -410,6 +502,15 @@ void add_attention_entries(std::vector<Entry>& list) {
     add_flash_v3_step_entries(list, shape, false);
     add_attention_entry(list, AttentionPath::flash_v3, shape, false);
   }
+  add_replay_entry(list, "graph/cuda/attention_replay",
+                   "device us of one replay of tutorial 04's layer (naive path, B4H16S1024D64 causal); _eager",
+                   [] {
+                     const AttnShape shape{4, 16, 1024, 64, true};
+                     auto in = std::make_shared<AttnInputs>(attention_inputs(shape));
+                     auto attn = std::make_shared<ts::nn::CausalSelfAttention>(ts::nn::AttentionPath::naive, shape.S,
+                                                                               ts::kCUDA, shape.causal);
+                     return std::function<void()>([in, attn] { (void)attn->forward(in->q, in->k, in->v); });
+                   });
 }
 #endif  // TS_HAVE_CUDA
 

@@ -10,7 +10,7 @@
 #include <chrono>
 #include <iterator>
 #include <set>
-#include <unordered_set>
+#include <unordered_map>
 #include <utility>
 
 #include "profiler/key_averages.h"
@@ -175,10 +175,11 @@ class Writer {
       put_string(out_, d.error);
       fmt::format_to(std::back_inserter(out_),
                      ", \"cupti_dropped_records\": {}, \"buffers_refused\": {}, \"launch_order_violations\": {}, "
-                     "\"gpu_clock_shift_ns\": {}, \"unmatched_records\": {}, \"failed_calls\": {}, "
+                     "\"gpu_clock_shift_ns\": {}, \"unmatched_records\": {}, \"graph_replays_unmatched\": {}, "
+                     "\"failed_calls\": {}, "
                      "\"first_failed_call\": ",
                      d.cupti_dropped_records, d.buffers_refused, d.launch_order_violations, d.gpu_clock_shift_ns,
-                     d.unmatched_records, d.failed_calls);
+                     d.unmatched_records, d.graph_replays_unmatched, d.failed_calls);
       put_string(out_, d.first_failed_call);
       put(out_, "},\n");
     }
@@ -260,10 +261,11 @@ class Writer {
     put(out_, "\n}\n");
   }
 
-  // Correlations of GPU work: a launch call gets its flow start only when its work is in the trace.
+  // GPU work per correlation: a launch call gets one flow start per piece of work in the trace (a
+  // CUDA graph launch has one per kernel it ran), none when its work is not there.
   void index_correlations() {
     for (const Event& e : r_.events)
-      if (on_gpu_lane(e.kind) && e.correlation != 0) gpu_correlations_.insert(e.correlation);
+      if (on_gpu_lane(e.kind) && e.correlation != 0) ++gpu_work_per_correlation_[e.correlation];
   }
 
  private:
@@ -392,21 +394,28 @@ class Writer {
   }
 
   // The CPU -> GPU arrow: "s" on the launch call, "f" (bound to the enclosing slice) on the GPU work.
+  // An arrow joins one "s" to one "f" of the same id, so the k-th piece of work of a correlation (in
+  // trace order, from 0) gets the id correlation + k * 2^32: plain correlation ids for ordinary
+  // launches, distinct ones for the kernels of a graph launch (CUPTI's correlation ids are 32-bit).
   void flow(const Event& e) {
     if (e.correlation == 0) return;
     auto it = std::back_inserter(out_);
+    const auto flow_id = [&](uint64_t k) { return e.correlation + (k << 32); };
     if (e.kind == EventKind::kernel || e.kind == EventKind::memcpy || e.kind == EventKind::memset ||
         e.kind == EventKind::cuda_sync) {
-      fmt::format_to(it, "  {{\n    \"ph\": \"f\", \"id\": {}, \"pid\": {}, \"tid\": {}, \"ts\": ", e.correlation,
-                     e.device, e.stream);
+      fmt::format_to(it, "  {{\n    \"ph\": \"f\", \"id\": {}, \"pid\": {}, \"tid\": {}, \"ts\": ",
+                     flow_id(flows_ended_[e.correlation]++), e.device, e.stream);
       put_ts(e.start_ns);
       put(out_, ",\n    \"cat\": \"ac2g\", \"name\": \"ac2g\", \"bp\": \"e\"\n  },\n");
-    } else if ((e.kind == EventKind::cuda_runtime || e.kind == EventKind::cuda_driver) &&
-               gpu_correlations_.contains(e.correlation)) {
-      fmt::format_to(it, "  {{\n    \"ph\": \"s\", \"id\": {}, \"pid\": {}, \"tid\": {}, \"ts\": ", e.correlation,
-                     r_.pid, e.tid);
-      put_ts(e.start_ns);
-      put(out_, ",\n    \"cat\": \"ac2g\", \"name\": \"ac2g\"\n  },\n");
+    } else if (e.kind == EventKind::cuda_runtime || e.kind == EventKind::cuda_driver) {
+      const auto work = gpu_work_per_correlation_.find(e.correlation);
+      if (work == gpu_work_per_correlation_.end()) return;
+      for (uint64_t k = 0; k < work->second; ++k) {
+        fmt::format_to(it, "  {{\n    \"ph\": \"s\", \"id\": {}, \"pid\": {}, \"tid\": {}, \"ts\": ", flow_id(k),
+                       r_.pid, e.tid);
+        put_ts(e.start_ns);
+        put(out_, ",\n    \"cat\": \"ac2g\", \"name\": \"ac2g\"\n  },\n");
+      }
     }
   }
 
@@ -438,7 +447,8 @@ class Writer {
   const Recording& r_;
   Buffer& out_;
   int64_t base_;
-  std::unordered_set<uint64_t> gpu_correlations_;
+  std::unordered_map<uint64_t, uint64_t> gpu_work_per_correlation_;  // GPU events per correlation
+  std::unordered_map<uint64_t, uint64_t> flows_ended_;               // "f" written so far per correlation
 };
 
 }  // namespace

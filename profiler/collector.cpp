@@ -26,6 +26,7 @@
 
 #include <fmt/format.h>
 
+#include "profiler/graph_replays.h"
 #include "profiler/op_args.h"
 #include "profiler/op_scope.h"
 #include "tensor/allocator.h"
@@ -179,6 +180,7 @@ struct ThreadBuffer {
   Chunks<RawMemory> memory;
   std::vector<InputMeta> inputs;
   std::vector<int32_t> open;  // indices of the open scopes, innermost last
+  std::vector<GraphReplay> replays;  // the CUDA graph replays among the scopes
   int64_t dropped = 0;
   int64_t ended_early = 0;  // scopes ended with an enclosing user scope that ended first (end_scope)
   bool warned_ended_early = false;
@@ -201,6 +203,11 @@ Session g_session;
 uint32_t g_last_session_id = 0;
 std::atomic<uint32_t> g_active_session{0};  // g_session.id while recording, else 0
 std::atomic<uint64_t> g_next_id{1};         // "External id"s, unique per process
+int g_captures = 0;                         // threads capturing a CUDA graph now (under g_session_mutex)
+std::atomic<int> g_captures_relaxed{0};     // the same, for op_begin to read without the lock
+
+// What `recording` holds when nothing changes it: a session, a capture or TS_NVTX=1 wants the ops.
+void update_recording() { recording.store(g_session.id != 0 || g_captures > 0 || g_nvtx, std::memory_order_release); }
 
 thread_local std::shared_ptr<ThreadBuffer> tl_buffer;
 thread_local uint32_t tl_session = 0;
@@ -398,6 +405,10 @@ ScopeToken op_begin(const RecordedOp& op) {
     nvtx_push(op.name());
     none = {.session = kNvtxOnly, .nvtx = true};
   }
+  if (g_captures_relaxed.load(std::memory_order_relaxed) > 0) [[unlikely]] {
+    none.captured = captured_op_begin(op);
+    if (none.captured >= 0) none.session = kNvtxOnly;
+  }
   ThreadBuffer* b = this_thread_buffer();
   if (b == nullptr) return none;
   std::lock_guard lock(b->mutex);
@@ -423,13 +434,18 @@ ScopeToken op_begin(const RecordedOp& op) {
         }
       });
   if (!recorded) return none;
-  return {.session = b->session, .index = opened.index, .correlated = opened.correlated, .nvtx = none.nvtx};
+  return {.session = b->session,
+          .index = opened.index,
+          .correlated = opened.correlated,
+          .nvtx = none.nvtx,
+          .captured = none.captured};
 }
 
 void op_end(const RecordedOp& op, ScopeToken token) {
   const int64_t end = now_ticks();  // first: the bookkeeping below is not charged to the op
   if (token.correlated) [[unlikely]] g_correlation_hooks.load(std::memory_order_acquire)->pop(CorrelationKind::op);
   if (token.nvtx) [[unlikely]] nvtx_pop();
+  if (token.captured >= 0) [[unlikely]] captured_op_end(op, token.captured);
   if (tl_session != token.session) return;  // the session that saw the op begin is over
   ThreadBuffer& b = *tl_buffer;
   std::lock_guard lock(b.mutex);
@@ -487,6 +503,43 @@ AnnotationEnd annotation_end(AnnotationHandle& handle) {
   return out;
 }
 
+ScopeToken replay_begin(std::shared_ptr<const CapturedGraph> graph) {
+  ThreadBuffer* b = this_thread_buffer();
+  if (b == nullptr) return {};
+  std::lock_guard lock(b->mutex);
+  OpenedScope opened;
+  const bool recorded = begin_scope(
+      *b, EventKind::cpu_op, [] { return std::string_view(kGraphReplayName); }, CorrelationKind::op, opened,
+      [&graph](ThreadBuffer& buffer, RawScope& s) { buffer.replays.push_back({.id = s.id, .graph = std::move(graph)}); });
+  if (!recorded) return {};
+  return {.session = b->session, .index = opened.index, .correlated = opened.correlated};
+}
+
+void replay_end(ScopeToken token) {
+  const int64_t end = now_ticks();
+  if (token.correlated) g_correlation_hooks.load(std::memory_order_acquire)->pop(CorrelationKind::op);
+  if (token.session == 0 || tl_session != token.session) return;
+  ThreadBuffer& b = *tl_buffer;
+  std::lock_guard lock(b.mutex);
+  if (!b.closed) end_scope(b, token.index, end, /*with_inner=*/true);
+}
+
+void capture_started() {
+  std::lock_guard lock(g_session_mutex);
+  ++g_captures;
+  g_captures_relaxed.store(g_captures, std::memory_order_relaxed);
+  update_recording();
+}
+
+void capture_stopped() {
+  std::lock_guard lock(g_session_mutex);
+  if (g_captures > 0) --g_captures;
+  g_captures_relaxed.store(g_captures, std::memory_order_relaxed);
+  update_recording();
+}
+
+uint64_t new_external_id() { return g_next_id.fetch_add(1, std::memory_order_relaxed); }
+
 std::string_view intern(std::string_view name) {
   static std::mutex mutex;
   static std::unordered_set<std::string> names;  // node-based: a stored string never moves
@@ -505,7 +558,7 @@ void start_session(const SessionConfig& config) {
   if (config.profile_memory) set_memory_observer(&on_memory_event);
   g_session.start = ClockPair::now();
   g_active_session.store(g_session.id, std::memory_order_release);
-  recording.store(true, std::memory_order_release);
+  update_recording();
 }
 
 bool session_active() { return g_active_session.load(std::memory_order_acquire) != 0; }
@@ -515,11 +568,11 @@ Recording stop_session() {
   {
     std::lock_guard lock(g_session_mutex);
     if (g_session.id == 0) return {};
-    recording.store(g_nvtx, std::memory_order_relaxed);
     g_active_session.store(0, std::memory_order_release);
     if (g_session.config.profile_memory) set_memory_observer(nullptr);
     session = std::move(g_session);
     g_session = Session{};
+    update_recording();
   }
   // Close every buffer before reading the stop time: a thread that was inside an op when the session
   // ended may still open scopes until its buffer closes, and none may start after the window's end.
@@ -554,6 +607,8 @@ Recording stop_session() {
     b->scopes.clear();
     b->memory.clear();
     b->inputs = {};
+    std::move(b->replays.begin(), b->replays.end(), std::back_inserter(rec.graph_replays));
+    b->replays.clear();
     rec.dropped_events += b->dropped;
     rec.scopes_ended_early += b->ended_early;
     rec.threads.push_back({.tid = b->tid, .name = b->thread_name});

@@ -17,6 +17,7 @@
 #include <string_view>
 
 #include "profiler/event.h"
+#include "profiler/op_scope.h"
 
 namespace ts::profiler {
 
@@ -108,6 +109,20 @@ struct AnnotationEnd {
   std::string_view name, inner;
 };
 AnnotationEnd annotation_end(AnnotationHandle& handle);
+
+// A CUDA graph replay (profiler/graph_replays.h): a cpu_op named kGraphReplayName around the launch,
+// whose External id goes on the device source's stack as an op's does, kept with its graph so that
+// the recording can expand it. Returns what replay_end needs (nothing recorded: session 0).
+ScopeToken replay_begin(std::shared_ptr<const CapturedGraph> graph);
+void replay_end(ScopeToken token);
+
+// While any thread captures a graph, ops are asked for even when no session records (the capture
+// writes them down): is_recording() holds. Counted: captures on several threads may overlap.
+void capture_started();
+void capture_stopped();
+
+// A fresh "External id" (unique per process), for events the profiler adds after the fact.
+uint64_t new_external_id();
 
 // A copy of name that lives as long as the process (annotation names).
 std::string_view intern(std::string_view name);

@@ -38,7 +38,11 @@ size_t buffer_bytes_from_environment() {
 }
 
 Pool& pool() {
-  static Pool* p = new Pool{.buffer_bytes = buffer_bytes_from_environment()};
+  static Pool* p = [] {
+    auto* made = new Pool;
+    made->buffer_bytes = buffer_bytes_from_environment();
+    return made;
+  }();
   return *p;
 }
 

@@ -29,6 +29,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <source_location>
 #include <string>
 #include <string_view>
@@ -172,8 +173,17 @@ struct DeviceActivityInfo {
   int64_t launch_order_violations = 0; // GPU records CUPTI's clock put before their launch call began
   int64_t gpu_clock_shift_ns = 0;      // added to every GPU record's times so that none starts before its launch
   int64_t unmatched_records = 0;       // GPU work whose launch call was not recorded
+  int64_t graph_replays_unmatched = 0; // CUDA graph replays whose GPU work did not match the captured nodes
   int64_t failed_calls = 0;            // the profiler's own CUDA/CUPTI calls that failed (cuda_call_check.h)
   std::string first_failed_call;       // the first of those: expression, error, file and line
+};
+
+// A CUDA graph replay a recording saw: the External id of its "ts::cuda::Graph::replay" event, and
+// the ops its capture recorded (profiler/graph_replays.h).
+struct CapturedGraph;
+struct GraphReplay {
+  uint64_t id = 0;
+  std::shared_ptr<const CapturedGraph> graph;
 };
 
 struct Recording {
@@ -189,6 +199,7 @@ struct Recording {
   size_t max_events_per_thread = 0;
   bool use_cuda = false;  // CUDA activity was asked for: the table may show CUDA columns
   DeviceActivityInfo device_activity;
+  std::vector<GraphReplay> graph_replays;  // until expand_graph_replays() turns them into events
   bool record_shapes = false, profile_memory = false, with_stack = false, with_flops = false;
 };
 

@@ -12,6 +12,7 @@
 #include <numeric>
 #include <unordered_map>
 
+#include "profiler/graph_replays.h"
 #include "tensor/error.h"
 
 namespace ts::profiler {
@@ -515,6 +516,10 @@ std::string EventList::table(const TableOptions& o) const {
     out += fmt::format("Clock: CUPTI's clock put {} GPU activities before their launch call began; every GPU time "
                        "was moved {:.3f} us later to keep each after its launch\n",
                        d.launch_order_violations, static_cast<double>(d.gpu_clock_shift_ns) / 1e3);
+  if (d.graph_replays_unmatched > 0)
+    out += fmt::format("CUDA graph replays not charged to their ops: {} (their GPU work did not match the captured "
+                       "graph's nodes; it is under {})\n",
+                       d.graph_replays_unmatched, kGraphReplayName);
   if (d.failed_calls > 0)
     out += fmt::format("Failed CUDA calls in the profiler: {} (the first: {})\n", d.failed_calls, d.first_failed_call);
   out += unoptimized_build_note();

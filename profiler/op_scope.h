@@ -16,8 +16,9 @@ namespace ts::profiler {
 
 namespace detail {
 
-// True while a profiler records CPU activity, and always with TS_NVTX=1 (every
-// op is then an NVTX range, so Nsight Systems shows op names).
+// True while a profiler records CPU activity, while a thread captures a CUDA graph (its
+// ops are written down in the graph: profiler/graph_replays.h), and always with TS_NVTX=1
+// (every op is then an NVTX range, so Nsight Systems shows op names).
 extern std::atomic<bool> recording;
 
 // Which recorded event a scope opened: the recording session (0: nothing was
@@ -27,6 +28,8 @@ struct ScopeToken {
   int32_t index = -1;
   bool correlated = false;  // pushed the op's id for the device source (CUDA activity recording)
   bool nvtx = false;        // opened an NVTX range (TS_NVTX=1); session is kNvtxOnly when nothing was recorded
+  int32_t captured = -1;    // the op's index in the CUDA graph this thread captures (session kNvtxOnly when
+                            // nothing else was recorded); -1: none
 };
 constexpr uint32_t kNvtxOnly = 0xffffffffu;
 

@@ -8,6 +8,7 @@
 
 #include "profiler/chrome_trace.h"
 #include "profiler/cupti_source.h"
+#include "profiler/graph_replays.h"
 #include "profiler/op_scope.h"
 #include "tensor/error.h"
 
@@ -254,6 +255,7 @@ bool Profiler::stop_trace() {
     source->stop(recording_);
     detail::sort_events(recording_.events);
   }
+  expand_graph_replays(recording_);  // after the GPU work joined: it is charged to the captured ops
   return true;
 }
 

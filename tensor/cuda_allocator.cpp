@@ -63,9 +63,17 @@ struct BlockOrder {
 };
 using FreeSet = std::set<Block*, BlockOrder>;
 
+// A CUDA graph's pool: its blocks are those of its capture stream; `held` are blocks freed while it
+// captured that may not be handed out again before it is gone (other streams' blocks, which the
+// graph may read, and, without caching, the graph's own, which its replays use).
+struct GraphPool {
+  std::vector<Block*> held;
+};
+
 struct DeviceState {
   FreeSet small_free, large_free;
   std::unordered_map<const void*, Block*> live;  // handed-out blocks by address
+  std::unordered_map<cudaStream_t, GraphPool> graphs;  // the pools of the graphs that live
   int64_t allocated = 0, reserved = 0, peak = 0, num_allocs = 0;
 };
 
@@ -128,8 +136,19 @@ class CachingAllocator final : public Allocator {
     }
     Block* block = it->second;
     s.live.erase(it);
-    block->allocated = false;
     s.allocated -= static_cast<int64_t>(block->size);
+    if (capturing() && (block->stream != current_stream() || caching_disabled())) {
+      if (const auto graph = s.graphs.find(current_stream()); graph != s.graphs.end()) {
+        graph->second.held.push_back(block);  // the graph may use it: still `allocated`, so never merged
+        return;
+      }
+    }
+    release_block(s, block);
+  }
+
+  // A block no tensor and no graph uses: to its pool, or (without caching) to the system.
+  void release_block(DeviceState& s, Block* block) {
+    block->allocated = false;
     if (caching_disabled()) {
       (void)cudaFree(block->ptr);  // errors here would only repeat an earlier, reported one
       s.reserved -= static_cast<int64_t>(block->size);
@@ -153,6 +172,22 @@ class CachingAllocator final : public Allocator {
     for (size_t d = 0; d < devices_.size(); ++d) release_cached(*devices_[d], static_cast<int>(d));
   }
 
+  void begin_graph(int device, cudaStream_t stream) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    state(Device{DeviceType::cuda, device}).graphs.emplace(stream, GraphPool{});
+  }
+
+  void end_graph(int device, cudaStream_t stream) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    DeviceState& s = state(Device{DeviceType::cuda, device});
+    const auto graph = s.graphs.find(stream);
+    if (graph == s.graphs.end()) return;
+    const std::vector<Block*> held = std::move(graph->second.held);
+    s.graphs.erase(graph);
+    for (Block* block : held) release_block(s, block);
+    release_cached(s, device, stream);
+  }
+
   void reset_peak(int device) {
     std::lock_guard<std::mutex> lock(mutex_);
     DeviceState& s = state(Device{DeviceType::cuda, device});
@@ -172,8 +207,12 @@ class CachingAllocator final : public Allocator {
     if (!caching_disabled()) segment = small ? kSmallBuffer : size < kMinLargeAlloc ? kLargeBuffer : round_up(size, kRoundLarge);
     set_device(device.index);
     void* ptr = nullptr;
+    // While a graph captures, its segments are made with the capture's checks relaxed: cudaMalloc is
+    // not a stream operation, and the segment lives as long as the graph. Nothing is released then
+    // (cudaFree would wait for the device, which a capture forbids).
+    const RelaxedCapture relaxed;
     cudaError_t err = cudaMalloc(&ptr, segment);
-    if (err == cudaErrorMemoryAllocation) {
+    if (err == cudaErrorMemoryAllocation && !capturing()) {
       (void)cudaGetLastError();
       release_cached(s, device.index);  // give back what the cache holds, then try once more
       err = cudaMalloc(&ptr, segment);
@@ -234,12 +273,14 @@ class CachingAllocator final : public Allocator {
     delete neighbour;
   }
 
-  // cudaFree every free block that is a whole segment (no neighbours).
-  void release_cached(DeviceState& s, int device) {
+  // cudaFree every free block that is a whole segment (no neighbours), except those of the graphs
+  // that live; with `only`, the segments of that stream alone.
+  void release_cached(DeviceState& s, int device, cudaStream_t only = kAnyStream) {
     for (FreeSet* pool : {&s.small_free, &s.large_free}) {
       for (auto it = pool->begin(); it != pool->end();) {
         Block* b = *it;
-        if (b->prev != nullptr || b->next != nullptr) {
+        if (b->prev != nullptr || b->next != nullptr || s.graphs.contains(b->stream) ||
+            (only != kAnyStream && b->stream != only)) {
           ++it;
           continue;
         }
@@ -252,6 +293,7 @@ class CachingAllocator final : public Allocator {
     }
   }
 
+  static inline const cudaStream_t kAnyStream = reinterpret_cast<cudaStream_t>(~uintptr_t{0});
   mutable std::mutex mutex_;
   std::vector<std::unique_ptr<DeviceState>> devices_;
 };
@@ -281,5 +323,8 @@ bool caching_enabled() { return !caching_disabled(); }
 void reset_peak_memory_stats(int device) {
   if (is_available()) instance().reset_peak(device);
 }
+
+void begin_graph_pool(int device, void* stream) { instance().begin_graph(device, static_cast<cudaStream_t>(stream)); }
+void end_graph_pool(int device, void* stream) { instance().end_graph(device, static_cast<cudaStream_t>(stream)); }
 
 }  // namespace ts::cuda

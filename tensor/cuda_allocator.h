@@ -12,7 +12,12 @@
 //     there (work on one stream runs in order, so reuse needs no event);
 //   - when cudaMalloc fails, every unused cached segment is released and the
 //     call retried once; if it still fails, ts::Error says how much was asked
-//     for, allocated and reserved, and the allocator's state is unchanged.
+//     for, allocated and reserved, and the allocator's state is unchanged;
+//   - a CUDA graph's capture (tensor/cuda_graph.h) allocates on the graph's own
+//     stream, hence from a pool of its own: its replays write into those blocks,
+//     so none of them goes back to other work, nor to the system, while the graph
+//     lives, and a block of other work freed during the capture (which the graph
+//     may still read) waits until the graph is gone.
 // Storage reports every allocation and free to the profiler's memory observer
 // (tensor/allocator.h); stats() gives the totals it shows.
 #pragma once
@@ -39,5 +44,11 @@ bool caching_enabled();
 
 // Starts the peak_allocated high-water mark again from the current allocated bytes.
 void reset_peak_memory_stats(int device = 0);
+
+// The memory of a CUDA graph whose capture runs on `stream` (a cudaStream_t) on `device`: from
+// begin to end, the allocator keeps the graph's pool (see above); end releases the segments of the
+// pool that hold no live tensor and hands back the blocks the capture held.
+void begin_graph_pool(int device, void* stream);
+void end_graph_pool(int device, void* stream);
 
 }  // namespace ts::cuda

@@ -65,11 +65,17 @@ bool launch_blocking() {
   return blocking;
 }
 
+void refuse_in_capture(const char* what, const char* why) {
+  fail("{}: cannot run while a CUDA graph is being captured: {}. Hint: move it before the capture or after it "
+       "(ts::cuda::Graph captures the GPU work of a region, to replay it later as one launch)",
+       what, why);
+}
+
 void clear_launch_error() { detail::launch_error = cudaSuccess; }
 
 void check_launch(const char* variant_name) {
   cudaError_t err = std::exchange(detail::launch_error, cudaSuccess);  // a failed launch (bad config, no kernel image)
-  if (err == cudaSuccess && launch_blocking()) {
+  if (err == cudaSuccess && launch_blocking() && !capturing()) {  // a captured launch runs at replay
     err = cudaDeviceSynchronize();       // an asynchronous fault inside the kernel shows here
     if (err == cudaSuccess) err = cudaGetLastError();
   }

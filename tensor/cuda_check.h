@@ -43,9 +43,41 @@ inline void note_launch(cudaError_t err) {
 // True when TS_LAUNCH_BLOCKING=1 (read once).
 bool launch_blocking();
 
+namespace detail {
+// The stream of the CUDA graph this thread is capturing (tensor/cuda_graph.h), or null.
+inline thread_local cudaStream_t capture_stream = nullptr;
+}  // namespace detail
+
 // The stream every op launches on: the legacy default stream (stream 0), as in
-// PyTorch without explicit streams. Copies and kernels on it run in issue order.
-inline cudaStream_t current_stream() { return nullptr; }
+// PyTorch without explicit streams, so that copies and kernels run in issue order;
+// while this thread captures a CUDA graph, the graph's own stream, whose work is
+// recorded rather than run.
+inline cudaStream_t current_stream() { return detail::capture_stream; }
+inline bool capturing() { return detail::capture_stream != nullptr; }
+
+// Lets this thread make the calls a capture forbids (cudaMalloc) until it goes out of scope; a
+// no-op when the thread is not capturing. Only for memory that outlives every graph that uses it.
+class RelaxedCapture {
+ public:
+  RelaxedCapture() {
+    if (capturing()) (void)cudaThreadExchangeStreamCaptureMode(&mode_);
+  }
+  ~RelaxedCapture() {
+    if (mode_ != cudaStreamCaptureModeRelaxed) (void)cudaThreadExchangeStreamCaptureMode(&mode_);
+  }
+  RelaxedCapture(const RelaxedCapture&) = delete;
+  RelaxedCapture& operator=(const RelaxedCapture&) = delete;
+
+ private:
+  cudaStreamCaptureMode mode_ = cudaStreamCaptureModeRelaxed;  // swapped with the thread's mode
+};
+
+// Throws ts::Error "<what>: cannot run while a CUDA graph is being captured: <why>" when this
+// thread is capturing (the capture is then abandoned by whoever began it).
+void refuse_in_capture(const char* what, const char* why);
+inline void check_not_capturing(const char* what, const char* why) {
+  if (capturing()) [[unlikely]] refuse_in_capture(what, why);
+}
 
 }  // namespace ts::cuda
 

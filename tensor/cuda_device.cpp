@@ -261,10 +261,19 @@ void cuda::set_device(int device) {
   current_device = device;
 }
 
-void cuda::synchronize() { TS_CUDA_CHECK(cudaDeviceSynchronize()); }
-void cuda::synchronize_stream() { TS_CUDA_CHECK(cudaStreamSynchronize(current_stream())); }
+void cuda::synchronize() {
+  check_not_capturing("synchronize", "a capture records GPU work without running it, so there is nothing to wait for");
+  TS_CUDA_CHECK(cudaDeviceSynchronize());
+}
+void cuda::synchronize_stream() {
+  check_not_capturing("synchronize_stream",
+                      "a capture records GPU work without running it, so there is nothing to wait for");
+  TS_CUDA_CHECK(cudaStreamSynchronize(current_stream()));
+}
 
 void cuda::copy_to_host(void* dst, const void* src, size_t bytes, int device) {
+  check_not_capturing("reading a cuda tensor on the host (item(), to_vector(), printing, to(cpu))",
+                      "the values do not exist until the graph is replayed");
   set_device(device);
   TS_CUDA_CHECK(cudaMemcpy(dst, src, bytes, cudaMemcpyDeviceToHost));
 }

@@ -1,11 +1,14 @@
 // tensor/cuda_device_absent.cpp: the CUDA device API of a build configured without the CUDA
 // toolkit (CMakeLists.txt compiles this file instead of tensor/cuda_device.cpp, cuda_check.cpp,
-// cuda_allocator.cpp and cuda_device_code.cu). There is no device: device_count() is 0, every
+// cuda_allocator.cpp, cuda_graph.cpp and cuda_device_code.cu). There is no device: device_count() is 0, every
 // request for a cuda tensor throws a ts::Error saying why, and the CPU runs everything.
+#include <atomic>
+#include <memory>
 #include <string>
 
 #include "tensor/cuda_allocator.h"
 #include "tensor/cuda_device.h"
+#include "tensor/cuda_graph.h"
 #include "tensor/error.h"
 
 namespace ts {
@@ -53,5 +56,28 @@ bool cuda::caching_enabled() { return false; }
 void cuda::reset_peak_memory_stats(int device) {
   fail("reset_peak_memory_stats: cannot use cuda:{}: {}", device, kReason);
 }
+
+// A graph: every capture is refused with the reason; nothing else can happen to one.
+struct cuda::Graph::State {};
+namespace {
+uint64_t next_graph_id() {
+  static std::atomic<uint64_t> next{1};
+  return next.fetch_add(1);
+}
+}  // namespace
+cuda::Graph::Graph() : state_(std::make_unique<State>()), id_(next_graph_id()) {}
+cuda::Graph::~Graph() = default;
+void cuda::Graph::capture_begin() { fail("Graph::capture_begin: {}", kReason); }
+void cuda::Graph::capture_end() { fail("Graph::capture_end: this graph is not being captured: {}", kReason); }
+void cuda::Graph::capture_abort() {}
+void cuda::Graph::replay() { fail("Graph::replay: nothing captured: {}", kReason); }
+bool cuda::Graph::captured() const { return false; }
+bool cuda::is_capturing() { return false; }
+int64_t cuda::Graph::node_count() const { return 0; }
+void cuda::Graph::release() noexcept {}
+cuda::GraphCapture::GraphCapture(Graph& graph) : graph_(graph), exceptions_(0) { graph.capture_begin(); }
+cuda::GraphCapture::~GraphCapture() noexcept(false) {}
+void cuda::detail::set_graph_observer(const GraphObserver*) {}  // no graph ever begins
+int64_t cuda::detail::captured_node_count() { return -1; }
 
 }  // namespace ts

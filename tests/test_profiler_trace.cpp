@@ -38,6 +38,12 @@ std::string read_text(const fs::path& path) {
   return s.str();
 }
 
+size_t count(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + what.size())) ++n;
+  return n;
+}
+
 std::string gunzip(const fs::path& path) {
   gzFile f = gzopen(path.c_str(), "rb");
   REQUIRE(f != nullptr);
@@ -270,6 +276,37 @@ TEST_CASE("chrome trace: CUPTI overhead is a lane of its own and never an op's t
   CHECK(rows.find("Activity Buffer Request", /*is_device=*/true) == nullptr);
   CHECK(rows.find("ts::add")->self_device_time_total_ns == 2000);  // the kernel only
   CHECK(rows.find("ts::add")->self_cpu_time_total_ns == 8000 - 3000);  // minus its launch call, not the overhead
+}
+
+TEST_CASE("chrome trace: a launch with several kernels (a CUDA graph's) gets one arrow per kernel") {
+  SyntheticEvents s(/*use_cuda=*/true);
+  const int replay = s.op("ts::cuda::Graph::replay", 1000, 9000, -1);
+  const int launch = s.runtime("cudaGraphLaunch", 2000, 4000, replay);
+  const uint64_t c = s.at(launch).correlation;
+  for (int k = 0; k < 3; ++k) s.kernel("gemm", 5000 + 1000 * k, 5500 + 1000 * k, replay);
+  const fs::path path = scratch_dir() / "graph_launch.json";
+  prof::export_chrome_trace(s.rec, path.string());
+  const std::string text = read_text(path);
+  for (uint64_t k = 0; k < 3; ++k) {
+    const uint64_t id = c + (k << 32);  // the k-th kernel's arrow
+    CAPTURE(id);
+    CHECK(count(text, fmt::format("\"ph\": \"s\", \"id\": {},", id)) == 1);
+    CHECK(count(text, fmt::format("\"ph\": \"f\", \"id\": {},", id)) == 1);
+  }
+  CHECK(count(text, fmt::format("\"ph\": \"s\", \"id\": {},", c + (uint64_t{3} << 32))) == 0);
+  std::string report;
+  CHECK(trace_check(path, -1, &report) == 0);
+
+  // The same three kernels ending one arrow, as Kineto writes a graph launch: two have none of their own.
+  std::string shared = text;
+  for (uint64_t k = 1; k < 3; ++k) {
+    const std::string from = fmt::format("\"ph\": \"f\", \"id\": {},", c + (k << 32));
+    shared.replace(shared.find(from), from.size(), fmt::format("\"ph\": \"f\", \"id\": {},", c));
+  }
+  const fs::path kineto = scratch_dir() / "graph_launch_shared_id.json";
+  std::ofstream(kineto) << shared;
+  CHECK(trace_check(kineto, -1, &report) == 1);
+  CHECK(report.find("has 3 incoming flows from 1 flow starts, expected 1 and 1") != std::string::npos);
 }
 
 TEST_CASE("ts_trace_check: finds overlapping slices, a kernel before its launch, missing keys") {

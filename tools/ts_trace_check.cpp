@@ -9,7 +9,10 @@
 // (what Perfetto needs to draw them); ProfilerStep#N numbers are unique and
 // consecutive (and as many as --steps says); cpu_op events carry an External
 // id; every kernel, memcpy, memset and sync starts after its API call and has
-// exactly one incoming flow. Prints what it found; exits 1 on any violation.
+// exactly one incoming flow (flow ids: the correlation for a launch's first piece
+// of GPU work, correlation + k * 2^32 for its k-th, as a CUDA graph launch has
+// many), each flow id started once and ended once. Prints what it found; exits 1
+// on any violation.
 // A file it cannot read as a trace (not a regular file, too large, not JSON, nested too deep, a
 // field of another JSON type or out of range; tools/trace_file.h has the rules) gets one line on
 // stderr and exit 1; a wrong command line (--steps abc) one line and exit 2.
@@ -62,6 +65,7 @@ int check(const std::string& path, int64_t expected_steps) {
   std::set<int64_t> steps;
   int64_t step_events = 0;
   std::map<int64_t, size_t> flow_ends;           // incoming flows by id
+  std::map<int64_t, size_t> flow_starts;         // outgoing flows by id
   std::map<int64_t, int64_t> launch_start;       // the first launch call's start by correlation
   std::vector<GpuWork> gpu_work;
 
@@ -122,7 +126,7 @@ int check(const std::string& path, int64_t expected_steps) {
             report.error("flow event {} has no id", i);
             return;
           }
-          if (*ph == "f") flow_ends[*id] += 1;
+          (*ph == "f" ? flow_ends : flow_starts)[*id] += 1;
         } else if (*ph != "i" && *ph != "M" && *ph != "C" && *ph != "B" && *ph != "E") {
           report.error("event {} ({}) has an unknown ph \"{}\"", i, name, *ph);
         }
@@ -180,12 +184,21 @@ int check(const std::string& path, int64_t expected_steps) {
   if (expected_steps >= 0 && step_events != expected_steps)
     report.error("expected {} ProfilerStep events, found {}", expected_steps, step_events);
 
-  // GPU work: one incoming flow, after its launch.
+  // GPU work: one incoming flow, after its launch. The k-th piece of work of a correlation ends the
+  // flow whose id is correlation + k * 2^32; which k is which does not matter, that each is there once.
+  std::map<int64_t, int64_t> work_seen;  // pieces of GPU work so far by correlation
   for (const GpuWork& w : gpu_work) {
-    const auto in = flow_ends.find(w.correlation);
+    const int64_t k = work_seen[w.correlation]++;
+    const int64_t id = k < (int64_t{1} << 30) && w.correlation >= 0 && w.correlation < (int64_t{1} << 32)
+                           ? w.correlation + (k << 32)
+                           : -1;
+    const auto in = flow_ends.find(id);
     const size_t incoming = in == flow_ends.end() ? 0 : in->second;
-    if (incoming != 1)
-      report.error("{} \"{}\" (correlation {}) has {} incoming flows, expected 1", w.cat, w.name, w.correlation, incoming);
+    const auto out = flow_starts.find(id);
+    const size_t outgoing = out == flow_starts.end() ? 0 : out->second;
+    if (incoming != 1 || outgoing != 1)
+      report.error("{} \"{}\" (correlation {}, flow id {}) has {} incoming flows from {} flow starts, expected 1 and 1",
+                   w.cat, w.name, w.correlation, id, incoming, outgoing);
     const auto launch = launch_start.find(w.correlation);
     if (launch == launch_start.end()) {
       report.error("{} \"{}\" (correlation {}) has no launch call", w.cat, w.name, w.correlation);

@@ -155,7 +155,18 @@ bool copy_cuda_memcpy_supports(const OpCall& call, std::string* why) {
 
 void copy_cuda_strided(const Tensor&, const Tensor& src, Tensor& dst) { launch_copy_strided(dst, src); }
 
+namespace {
+// A copy across the bus reads or writes host memory once, when it is issued: a graph would replay
+// the same stale bytes (and the driver cannot capture a copy from pageable memory).
+void refuse_host_copy_in_capture(const Tensor& dst, const Tensor& src) {
+  cuda::check_not_capturing(dst.device().is_cpu() ? "copy_ to the CPU" : "copy_ from the CPU",
+                            "a replay would not read or write the host's memory again; copy into (or out of) a "
+                            "cuda tensor the graph uses, before (or after) each replay");
+}
+}  // namespace
+
 void copy_cuda_staged(const Tensor&, const Tensor& src, Tensor& dst) {
+  refuse_host_copy_in_capture(dst, src);
   if (dst.numel() == 0) return;
   if (dst.device().is_cuda()) {
     copy_host_to_device(dst, src);
@@ -170,6 +181,7 @@ void copy_cuda_memcpy(const Tensor&, const Tensor& src, Tensor& dst) {
   const cudaMemcpyKind kind = dst.device().is_cpu()   ? cudaMemcpyDeviceToHost
                               : src.device().is_cpu() ? cudaMemcpyHostToDevice
                                                       : cudaMemcpyDeviceToDevice;
+  if (kind != cudaMemcpyDeviceToDevice) refuse_host_copy_in_capture(dst, src);
   // From pageable host memory the call returns once the bytes are staged, so the source may die right after.
   TS_CUDA_CHECK(cudaMemcpyAsync(dst.data_ptr(), src.data_ptr(), bytes, kind, cuda::current_stream()));
   if (kind == cudaMemcpyDeviceToHost) TS_CUDA_CHECK(cudaStreamSynchronize(cuda::current_stream()));  // the host reads these bytes next

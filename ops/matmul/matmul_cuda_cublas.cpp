@@ -47,12 +47,17 @@ struct LtContext {
   void* workspace = nullptr;
 };
 
+// A CUDA graph's capture uses the default stream's context: the graph replays on that stream, in
+// order with the eager GEMMs that share the workspace. Made during a capture, it is made with the
+// capture's checks relaxed (cudaMalloc is not a stream operation: the workspace outlives the graph).
 LtContext& lt_context(int device, cudaStream_t stream) {
   static std::mutex mutex;
   static auto* contexts = new std::map<std::pair<int, uintptr_t>, LtContext>();  // never freed: see cuda_allocator.cpp
+  if (cuda::capturing()) stream = nullptr;
   std::lock_guard<std::mutex> lock(mutex);
   LtContext& ctx = (*contexts)[{device, reinterpret_cast<uintptr_t>(stream)}];
   if (ctx.handle == nullptr) {  // the cold start: visible once in a trace
+    const cuda::RelaxedCapture relaxed;
     TS_CUBLAS_CHECK(cublasLtCreate(&ctx.handle));
     TS_CUDA_CHECK(cudaMalloc(&ctx.workspace, kWorkspaceBytes));
   }
