@@ -48,6 +48,10 @@ const std::vector<Tensor>& CapturedStep::operator()(const std::vector<Tensor>& i
   }
   for (size_t i = 0; i < inputs.size(); ++i)
     if (inputs[i].data_ptr() != inputs_[i].data_ptr()) copy_(inputs_[i], inputs[i]);
+  return replay();
+}
+
+const std::vector<Tensor>& CapturedStep::replay() {
   graph_->replay();
   return outputs_;
 }

@@ -27,6 +27,9 @@ class CapturedStep {
   CapturedStep(Step step, const std::vector<Tensor>& example_inputs);
 
   const std::vector<Tensor>& operator()(const std::vector<Tensor>& inputs);
+  // One replay on the captured inputs as they hold (the same values as last time, or what the caller
+  // wrote into inputs() itself): no copy, one graph launch.
+  const std::vector<Tensor>& replay();
 
   const std::vector<Tensor>& inputs() const { return inputs_; }    // the captured inputs
   const std::vector<Tensor>& outputs() const { return outputs_; }  // what each replay writes

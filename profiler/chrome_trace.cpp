@@ -175,11 +175,12 @@ class Writer {
       put_string(out_, d.error);
       fmt::format_to(std::back_inserter(out_),
                      ", \"cupti_dropped_records\": {}, \"buffers_refused\": {}, \"launch_order_violations\": {}, "
-                     "\"gpu_clock_shift_ns\": {}, \"unmatched_records\": {}, \"graph_replays_unmatched\": {}, "
-                     "\"failed_calls\": {}, "
+                     "\"gpu_clock_shift_ns\": {}, \"stream_overlaps_trimmed\": {}, \"stream_overlap_max_ns\": {}, "
+                     "\"unmatched_records\": {}, \"graph_replays_unmatched\": {}, \"failed_calls\": {}, "
                      "\"first_failed_call\": ",
                      d.cupti_dropped_records, d.buffers_refused, d.launch_order_violations, d.gpu_clock_shift_ns,
-                     d.unmatched_records, d.graph_replays_unmatched, d.failed_calls);
+                     d.stream_overlaps_trimmed, d.stream_overlap_max_ns, d.unmatched_records,
+                     d.graph_replays_unmatched, d.failed_calls);
       put_string(out_, d.first_failed_call);
       put(out_, "},\n");
     }

@@ -1,8 +1,11 @@
 // profiler/graph_replays.cpp: captures written down, replays expanded (see the header).
 #include "profiler/graph_replays.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <mutex>
+#include <string>
 #include <unordered_map>
 #include <utility>
 
@@ -15,6 +18,7 @@ namespace ts::profiler {
 namespace {
 
 using cuda::detail::GraphNodeKind;
+using cuda::detail::GraphNodes;
 
 // The graph this thread is capturing, while it does.
 struct Capture {
@@ -28,22 +32,23 @@ thread_local detail::ScopeToken tl_replay;  // the replay this thread is launchi
 std::mutex g_graphs_mutex;
 std::unordered_map<uint64_t, std::shared_ptr<const CapturedGraph>> g_graphs;  // captured graphs still alive
 
-// Nodes [0, chain.size()) in capture order; each belongs to the innermost op open when it was captured:
-// ops come parent first, so an op's children overwrite its claim on their nodes.
-void assign_nodes(CapturedGraph& g, std::span<const GraphNodeKind> chain) {
-  std::vector<int32_t> owner(chain.size(), -1);
+// Each node belongs to the innermost op open when it was captured: ops come parent first, so an op's
+// children overwrite its claim on their nodes.
+void assign_nodes(CapturedGraph& g, const GraphNodes& nodes) {
+  const auto n = static_cast<int64_t>(nodes.kinds.size());
+  g.node_op.assign(nodes.kinds.size(), -1);
   for (int32_t i = 0; const CapturedOp& op : g.ops) {
-    const auto end = std::min(op.nodes_end, static_cast<int64_t>(chain.size()));
-    for (int64_t k = std::max<int64_t>(op.nodes_begin, 0); k < end; ++k) owner[static_cast<size_t>(k)] = i;
+    for (int64_t k = std::max<int64_t>(op.nodes_begin, 0); k < std::min(op.nodes_end, n); ++k)
+      g.node_op[static_cast<size_t>(k)] = i;
     ++i;
   }
-  for (size_t k = 0; k < chain.size(); ++k) {
-    if (chain[k] == GraphNodeKind::other) continue;
-    g.nodes.push_back(chain[k] == GraphNodeKind::kernel   ? NodeKind::kernel
-                      : chain[k] == GraphNodeKind::memcpy ? NodeKind::memcpy
-                                                          : NodeKind::memset);
-    g.node_op.push_back(owner[k]);
-  }
+  for (const GraphNodeKind kind : nodes.kinds)
+    g.nodes.push_back(kind == GraphNodeKind::kernel   ? NodeKind::kernel
+                      : kind == GraphNodeKind::memcpy ? NodeKind::memcpy
+                      : kind == GraphNodeKind::memset ? NodeKind::memset
+                                                      : NodeKind::other);
+  g.after = nodes.after;
+  g.known = true;
 }
 
 void on_capture_begin(uint64_t graph) {
@@ -51,11 +56,10 @@ void on_capture_begin(uint64_t graph) {
   detail::capture_started();
 }
 
-void on_capture_end(uint64_t graph, std::span<const GraphNodeKind> chain, bool is_chain) {
+void on_capture_end(uint64_t graph, const GraphNodes& nodes) {
   if (tl_capture.graph == graph && tl_capture.log != nullptr) {
     CapturedGraph& g = *tl_capture.log;
-    g.chain = is_chain;
-    if (is_chain) assign_nodes(g, chain);
+    if (nodes.known) assign_nodes(g, nodes);
     std::lock_guard lock(g_graphs_mutex);
     g_graphs[graph] = std::move(tl_capture.log);
   }
@@ -92,10 +96,96 @@ constexpr cuda::detail::GraphObserver kObserver{.capture_begin = on_capture_begi
   return true;
 }();
 
+const char* kind_name(NodeKind node) {
+  switch (node) {
+    case NodeKind::kernel: return "kernel";
+    case NodeKind::memcpy: return "memcpy";
+    case NodeKind::memset: return "memset";
+    case NodeKind::other: break;
+  }
+  return "other";
+}
+
+const char* kind_name(EventKind event) {
+  return event == EventKind::kernel ? "kernel" : event == EventKind::memcpy ? "memcpy" : "memset";
+}
+
+// A record of its own kind; failing that, a copy or set node that ran as a kernel (CUPTI then reports
+// a kernel, "memcpy128", "memset32", where the eager op's call gave a Memcpy or Memset record).
 bool same_kind(NodeKind node, EventKind event) {
   return (node == NodeKind::kernel && event == EventKind::kernel) ||
          (node == NodeKind::memcpy && event == EventKind::memcpy) ||
          (node == NodeKind::memset && event == EventKind::memset);
+}
+bool ran_as_kernel(NodeKind node, EventKind event) {
+  return (node == NodeKind::memcpy || node == NodeKind::memset) && event == EventKind::kernel;
+}
+
+// The op each of a replay's GPU records (`work`, in start order) belongs to, found by replaying the
+// graph's dependencies (graph_replays.h); "" and `op_of` filled, or why not.
+std::string match(const Recording& rec, const CapturedGraph& g, const std::vector<int32_t>& work,
+                  std::vector<int32_t>& op_of) {
+  const size_t n = g.nodes.size();
+  size_t gpu_nodes = 0;
+  for (const NodeKind kind : g.nodes) gpu_nodes += kind != NodeKind::other;
+  const auto listed = [](size_t count, auto&& name_of) {
+    std::string s;
+    for (size_t k = 0; k < count && k < 12; ++k) s += fmt::format("{}{}", k == 0 ? "" : " ", name_of(k));
+    return count > 12 ? s + " ..." : s;
+  };
+  const auto kind_of = [&](size_t k) { return rec.events[static_cast<size_t>(work[k])].kind; };
+  const std::string shapes =
+      fmt::format("{} nodes ({}), {} GPU records ({})", gpu_nodes,
+                  listed(n, [&](size_t k) { return kind_name(g.nodes[k]); }), work.size(),
+                  listed(work.size(), [&](size_t k) { return kind_name(kind_of(k)); }));
+  if (!g.known) return "the graph's nodes could not be read";
+  std::vector<uint32_t> waits(n, 0);
+  for (const std::vector<uint32_t>& next : g.after)
+    for (const uint32_t j : next) ++waits[j];
+  std::vector<uint32_t> ready;
+  const auto finish = [&](uint32_t i) {
+    for (const uint32_t j : g.after[i])
+      if (--waits[j] == 0) ready.push_back(j);
+  };
+  const auto drain_others = [&] {  // nodes that run no GPU work are done as soon as they are ready
+    for (bool found = true; found;) {
+      found = false;
+      for (size_t r = 0; r < ready.size() && !found; ++r)
+        if (g.nodes[ready[r]] == NodeKind::other) {
+          const uint32_t i = ready[r];
+          ready.erase(ready.begin() + static_cast<std::ptrdiff_t>(r));
+          finish(i);
+          found = true;
+        }
+    }
+  };
+  for (uint32_t i = 0; i < n; ++i)
+    if (waits[i] == 0) ready.push_back(i);
+  op_of.assign(work.size(), -1);
+  for (size_t k = 0; k < work.size(); ++k) {
+    drain_others();
+    std::vector<size_t> candidates;  // indices into `ready`
+    for (const auto fits : {same_kind, ran_as_kernel}) {
+      for (size_t r = 0; r < ready.size(); ++r)
+        if (fits(g.nodes[ready[r]], kind_of(k))) candidates.push_back(r);
+      if (!candidates.empty()) break;
+    }
+    if (candidates.empty())
+      return fmt::format("{}: record {} ({}) is the work of no node ready then", shapes, k + 1, kind_name(kind_of(k)));
+    const int32_t op = g.node_op[ready[candidates[0]]];
+    for (const size_t r : candidates)
+      if (g.node_op[ready[r]] != op)
+        return fmt::format("{}: record {} ({}) could be the work of nodes of two ops", shapes, k + 1,
+                           kind_name(kind_of(k)));
+    // Nodes of one op and kind: which of them ran does not change whose work it is.
+    const uint32_t i = ready[candidates[0]];
+    ready.erase(ready.begin() + static_cast<std::ptrdiff_t>(candidates[0]));
+    finish(i);
+    op_of[k] = op;
+  }
+  drain_others();
+  if (!ready.empty() || work.size() != gpu_nodes) return shapes;
+  return "";
 }
 
 // One replay: its captured ops as children of events[replay] (no CPU time: they start and end where
@@ -121,16 +211,13 @@ void expand(Recording& rec, int32_t replay, const CapturedGraph& g, std::vector<
   std::stable_sort(work.begin(), work.end(), [&rec](int32_t a, int32_t b) {
     return rec.events[static_cast<size_t>(a)].start_ns < rec.events[static_cast<size_t>(b)].start_ns;
   });
-  bool matches = g.chain && work.size() == g.nodes.size();
-  for (size_t n = 0; matches && n < work.size(); ++n)
-    matches = same_kind(g.nodes[n], rec.events[static_cast<size_t>(work[n])].kind);
-  if (!matches) {
-    ++rec.device_activity.graph_replays_unmatched;
+  std::vector<int32_t> op_of;
+  if (std::string why = match(rec, g, work, op_of); !why.empty()) {
+    if (rec.device_activity.graph_replays_unmatched++ == 0) rec.device_activity.first_unmatched_replay = std::move(why);
     return;
   }
-  for (size_t n = 0; n < work.size(); ++n)
-    if (const int32_t op = g.node_op[n]; op >= 0)
-      rec.events[static_cast<size_t>(work[n])].id = rec.events[static_cast<size_t>(first + op)].id;
+  for (size_t k = 0; k < work.size(); ++k)
+    if (op_of[k] >= 0) rec.events[static_cast<size_t>(work[k])].id = rec.events[static_cast<size_t>(first + op_of[k])].id;
 }
 
 }  // namespace

@@ -6,16 +6,19 @@
 // does (its kernels under cudaGraphLaunch, no op above them). So while a thread captures a graph
 // (tensor/cuda_graph.h), every op it runs is also written down here, profiler or not: its name,
 // arguments, call site and parent, and the capture's node count when it began and when it ended.
-// A capture on one stream is a chain whose nodes a replay runs in the order they were captured:
-// the k-th kernel, copy or set of a replay is the k-th such node of the graph, and belongs to the
-// innermost op that was open when that node was captured.
+// A replay runs the graph's nodes in an order its dependencies allow; a capture on one stream makes
+// a chain (each node waits on the one before it), so the k-th kernel, copy or set of a replay is the
+// k-th such node. In general each GPU record, in start order, is the work of a node that is ready
+// (all it waits on done) and of its kind, and belongs to the innermost op that was open when that
+// node was captured; when ready nodes of its kind belong to different ops, which one ran cannot be
+// told, and the replay is not charged.
 //
 // While a profiler records, each replay is a cpu_op "ts::cuda::Graph::replay" around its launch.
 // When the profiler stops, expand_graph_replays() gives each replay a subtree of the captured ops,
 // each with no CPU time (none of it ran on the host) and the GPU work of its nodes, so that
 // key_averages of a replayed step reads like the eager one, with a row for the replay and one for
 // its cudaGraphLaunch. A replay whose GPU work does not match its graph's nodes (a kind or a count
-// differs, or the capture was not one chain) keeps its work on the replay's row and is counted in
+// differs, or an ambiguity as above) keeps its work on the replay's row and is counted in
 // DeviceActivityInfo::graph_replays_unmatched: never guessed.
 #pragma once
 
@@ -39,14 +42,16 @@ struct CapturedOp {
   int64_t nodes_begin = 0, nodes_end = 0;  // the capture's node count when it began and ended
 };
 
-// What a replay runs: a GPU record per node of these kinds (the others, such as empty nodes, run none).
-enum class NodeKind : uint8_t { kernel, memcpy, memset };
+// What a node runs: a GPU record for a kernel, copy or set (a copy or set may run as a kernel); none
+// for the others (empty, event and child-graph nodes).
+enum class NodeKind : uint8_t { kernel, memcpy, memset, other };
 
 struct CapturedGraph {
-  std::vector<CapturedOp> ops;  // in the order they began: a parent before its children
-  bool chain = false;           // the graph is one chain: `nodes` holds its GPU work in replay order
-  std::vector<NodeKind> nodes;
-  std::vector<int32_t> node_op;  // per node: the innermost op open when it was captured (-1: none)
+  std::vector<CapturedOp> ops;      // in the order they began: a parent before its children
+  bool known = false;               // the nodes below were read from the graph
+  std::vector<NodeKind> nodes;      // every node, in the order the capture added them
+  std::vector<std::vector<uint32_t>> after;  // per node, the nodes that wait on it
+  std::vector<int32_t> node_op;     // per node: the innermost op open when it was captured (-1: none)
 };
 
 // Name of a replay's event.

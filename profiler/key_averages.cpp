@@ -516,10 +516,14 @@ std::string EventList::table(const TableOptions& o) const {
     out += fmt::format("Clock: CUPTI's clock put {} GPU activities before their launch call began; every GPU time "
                        "was moved {:.3f} us later to keep each after its launch\n",
                        d.launch_order_violations, static_cast<double>(d.gpu_clock_shift_ns) / 1e3);
+  if (d.stream_overlaps_trimmed > 0)
+    out += fmt::format("Clock: CUPTI timed {} GPU records as starting before the one before them on their stream ended; "
+                       "each earlier one ends where the next began (at most {:.3f} us taken off one)\n",
+                       d.stream_overlaps_trimmed, static_cast<double>(d.stream_overlap_max_ns) / 1e3);
   if (d.graph_replays_unmatched > 0)
     out += fmt::format("CUDA graph replays not charged to their ops: {} (their GPU work did not match the captured "
-                       "graph's nodes; it is under {})\n",
-                       d.graph_replays_unmatched, kGraphReplayName);
+                       "graph's nodes; it is under {}; the first: {})\n",
+                       d.graph_replays_unmatched, kGraphReplayName, d.first_unmatched_replay);
   if (d.failed_calls > 0)
     out += fmt::format("Failed CUDA calls in the profiler: {} (the first: {})\n", d.failed_calls, d.first_failed_call);
   out += unoptimized_build_note();

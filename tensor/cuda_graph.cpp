@@ -11,6 +11,7 @@
 
 #include <atomic>
 #include <exception>
+#include <unordered_map>
 #include <vector>
 
 #include "tensor/cuda_allocator.h"
@@ -41,39 +42,55 @@ detail::GraphNodeKind node_kind(cudaGraphNodeType type) {
   }
 }
 
-// The nodes a node's completion releases (`out` null: only how many); CUDA 13 added the edges' data.
+// The nodes that wait on `node` (`out` null: only how many). CUDA 13 also gives each edge's data, and
+// refuses to leave it out (cudaErrorLossyQuery) where an edge has some: a library's kernel launched
+// to start before the one it waits on ends (programmatic dependent launch, as cuBLASLt's split-K
+// kernels are) makes such an edge. Either kind of edge orders the two nodes' starts.
 cudaError_t dependents(cudaGraphNode_t node, cudaGraphNode_t* out, size_t* count) {
 #if CUDART_VERSION >= 13000
-  return cudaGraphNodeGetDependentNodes(node, out, nullptr, count);
+  if (out == nullptr) return cudaGraphNodeGetDependentNodes(node, nullptr, nullptr, count);
+  std::vector<cudaGraphEdgeData> edges(*count);
+  return cudaGraphNodeGetDependentNodes(node, out, edges.data(), count);
 #else
   return cudaGraphNodeGetDependentNodes(node, out, count);
 #endif
 }
 
-// The graph's `nodes` nodes from its root, each the only one the node before releases. False, with
-// `chain` empty, when the graph is not such a chain or a query fails (the profiler then charges its
-// replays to the replay, and says so); nothing here throws.
-bool chain_of(cudaGraph_t graph, size_t nodes, std::vector<detail::GraphNodeKind>& chain) {
-  const auto give_up = [&chain] {
+// The graph's nodes in the order cudaGraphGetNodes lists them, the order the capture added them, with
+// each node's dependents. `known` false when a query fails (the profiler then charges the replays to
+// the replay, and says so); nothing here throws.
+detail::GraphNodes read_nodes(cudaGraph_t graph, size_t count) {
+  detail::GraphNodes g;
+  std::vector<cudaGraphNode_t> all(count);
+  size_t n = count;
+  if (count > 0 && (cudaGraphGetNodes(graph, all.data(), &n) != cudaSuccess || n != count)) {
     (void)cudaGetLastError();
-    chain.clear();
-    return false;
-  };
-  size_t roots = 0;
-  if (cudaGraphGetRootNodes(graph, nullptr, &roots) != cudaSuccess) return give_up();
-  if (roots == 0) return nodes == 0;
-  cudaGraphNode_t node = nullptr;
-  if (roots != 1 || cudaGraphGetRootNodes(graph, &node, &roots) != cudaSuccess) return give_up();
-  while (chain.size() < nodes) {
-    cudaGraphNodeType type{};
-    size_t next = 0;
-    if (cudaGraphNodeGetType(node, &type) != cudaSuccess || dependents(node, nullptr, &next) != cudaSuccess)
-      return give_up();
-    chain.push_back(node_kind(type));
-    if (next == 0) break;
-    if (next != 1 || dependents(node, &node, &next) != cudaSuccess) return give_up();
+    return {};
   }
-  return chain.size() == nodes ? true : give_up();
+  std::unordered_map<cudaGraphNode_t, uint32_t> index;
+  for (uint32_t i = 0; i < n; ++i) index.emplace(all[i], i);
+  g.kinds.resize(n);
+  g.after.resize(n);
+  std::vector<cudaGraphNode_t> next;
+  for (size_t i = 0; i < n; ++i) {
+    cudaGraphNodeType type{};
+    size_t m = 0;
+    bool ok = cudaGraphNodeGetType(all[i], &type) == cudaSuccess && dependents(all[i], nullptr, &m) == cudaSuccess;
+    next.resize(m);
+    ok = ok && (m == 0 || dependents(all[i], next.data(), &m) == cudaSuccess);
+    for (size_t k = 0; ok && k < m; ++k) {
+      const auto it = index.find(next[k]);
+      ok = it != index.end();
+      if (ok) g.after[i].push_back(it->second);
+    }
+    if (!ok) {
+      (void)cudaGetLastError();
+      return {};
+    }
+    g.kinds[i] = node_kind(type);
+  }
+  g.known = true;
+  return g;
 }
 
 }  // namespace
@@ -183,9 +200,7 @@ void Graph::capture_end() {
     release();
     detail::cuda_fail(e, "cudaGraphInstantiate(&exec, graph, 0)", __FILE__, __LINE__);
   }
-  std::vector<detail::GraphNodeKind> chain;
-  const bool is_chain = chain_of(graph, nodes, chain);
-  notify<&detail::GraphObserver::capture_end>(id_, std::span<const detail::GraphNodeKind>(chain), is_chain);
+  notify<&detail::GraphObserver::capture_end>(id_, read_nodes(graph, nodes));
 }
 
 void Graph::capture_abort() {

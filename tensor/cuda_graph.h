@@ -23,7 +23,7 @@
 
 #include <cstdint>
 #include <memory>
-#include <span>
+#include <vector>
 
 namespace ts::cuda {
 
@@ -78,12 +78,16 @@ namespace detail {
 // captured (profiler/graph_replays.h); the runtime knows nothing of what it does with it. Every
 // call comes on the thread named, and none may throw.
 enum class GraphNodeKind : uint8_t { kernel, memcpy, memset, other };
+// A captured graph's nodes, in the order the capture added them: each node's kind and the nodes that
+// wait on it (indices into `kinds`). `known` false, the rest empty, when the runtime could not read them.
+struct GraphNodes {
+  bool known = false;
+  std::vector<GraphNodeKind> kinds;
+  std::vector<std::vector<uint32_t>> after;
+};
 struct GraphObserver {
   void (*capture_begin)(uint64_t graph);  // the capturing thread, once the capture is under way
-  // The capture was instantiated (the capturing thread). `chain`: its nodes in the order a replay
-  // runs them, which is the order they were captured in, when the graph is one chain (each node
-  // waits for the one before: a capture on one stream); `is_chain` false and `chain` empty when not.
-  void (*capture_end)(uint64_t graph, std::span<const GraphNodeKind> chain, bool is_chain);
+  void (*capture_end)(uint64_t graph, const GraphNodes& nodes);  // instantiated (the capturing thread)
   void (*capture_abort)(uint64_t graph);  // the capture was abandoned (any thread)
   void (*replay_begin)(uint64_t graph);   // around the launch of one replay (the replaying thread)
   void (*replay_end)(uint64_t graph);

@@ -205,6 +205,36 @@ TEST_CASE("profiler cupti records: GPU work timed before its launch call moves l
   CHECK(trace["cuda_activity"]["launch_order_violations"] == 2);
 }
 
+// Between the kernels of a CUDA graph replay, CUPTI may time a kernel as starting a little before the
+// one before it on the stream ended: the earlier one then ends where the next began, counted.
+TEST_CASE("profiler cupti records: work timed as overlapping the piece before it on its stream ends that piece") {
+  prof::Recording rec;
+  rec.use_cuda = true;
+  rec.window_start_ns = 0;
+  rec.window_end_ns = 100'000;
+  cupti::KeptRecords kept;
+  kept.api = {launch_call("cudaGraphLaunch", 1'000, 2'000, 1)};
+  cupti::GpuRecord other_stream = kernel("c", 9'000, 9'900, 1);
+  other_stream.stream = 8;
+  kept.gpu = {kernel("a", 5'000, 9'160, 1), kernel("b", 9'000, 12'000, 1),  // b begins 160 ns before a ends
+              kernel("d", 12'000, 13'000, 1), other_stream};                 // d right after b; c elsewhere
+  cupti::append_cupti_events(kept, {}, rec);
+  const prof::DeviceActivityInfo& d = rec.device_activity;
+  CHECK(d.stream_overlaps_trimmed == 1);
+  CHECK(d.stream_overlap_max_ns == 160);
+  std::map<std::string, prof::Event> by_name;
+  for (const prof::Event& e : rec.events) by_name.emplace(std::string(e.name), e);
+  CHECK(by_name.at("a").end_ns == 9'000);
+  CHECK(by_name.at("b").end_ns == 12'000);
+  CHECK(by_name.at("c").end_ns == 9'900);  // another stream's work may overlap
+  rec.device_activity.source = "cupti";
+  CHECK(prof::key_averages(rec).table().find("Clock: CUPTI timed 1 GPU records as starting before the one before them "
+                                             "on their stream ended; each earlier one ends where the next began (at "
+                                             "most 0.160 us taken off one)") != std::string::npos);
+  const nlohmann::json trace = nlohmann::json::parse(prof::chrome_trace_json(rec, "overlap"));
+  CHECK(trace["cuda_activity"]["stream_overlaps_trimmed"] == 1);
+}
+
 TEST_CASE("profiler cupti records: a sync finds its device through its context and is no scope's GPU work") {
   prof::Recording rec;
   rec.window_start_ns = 0;

@@ -41,8 +41,9 @@ std::shared_ptr<prof::CapturedGraph> part1_graph() {
   g->ops = {{.name = "ts::matmul", .parent = -1, .nodes_begin = 0, .nodes_end = 1},
             {.name = "ts::mm", .variant = "mm/cuda/cublaslt", .parent = 0, .nodes_begin = 0, .nodes_end = 1},
             {.name = "ts::add", .variant = "add/cuda/vectorized", .parent = -1, .nodes_begin = 1, .nodes_end = 2}};
-  g->chain = true;
+  g->known = true;
   g->nodes = {prof::NodeKind::kernel, prof::NodeKind::kernel};
+  g->after = {{1}, {}};  // a chain: the add waits on the GEMM
   g->node_op = {1, 2};
   return g;
 }
@@ -139,22 +140,62 @@ TEST_CASE("profiler graph replays: work that does not match the graph stays on t
     const std::string table = prof::key_averages(rec).table("self_cuda_time_total", 20);
     INFO(table);
     CHECK(table.find("CUDA graph replays not charged to their ops: 2") != std::string::npos);
+    CHECK(table.find("the first: 2 nodes (kernel kernel), 3 GPU records (kernel kernel kernel)") != std::string::npos);
   }
-  SUBCASE("a graph that is not one chain") {
+  SUBCASE("nodes of two ops that could run in either order") {
     auto g = part1_graph();
-    g->chain = false;
-    g->nodes.clear();
-    g->node_op.clear();
+    g->after = {{}, {}};
     prof::Recording rec = recorded_replays(g, 1, 2);
     prof::expand_graph_replays(rec);
     CHECK(rec.device_activity.graph_replays_unmatched == 1);
+    CHECK(rec.device_activity.first_unmatched_replay.ends_with("record 1 (kernel) could be the work of nodes of two ops"));
+  }
+  SUBCASE("a graph whose nodes could not be read") {
+    auto g = part1_graph();
+    g->known = false;
+    prof::Recording rec = recorded_replays(g, 1, 2);
+    prof::expand_graph_replays(rec);
+    CHECK(rec.device_activity.graph_replays_unmatched == 1);
+    CHECK(rec.device_activity.first_unmatched_replay == "the graph's nodes could not be read");
   }
   SUBCASE("a copy where the graph has a kernel") {
-    auto g = part1_graph();
-    g->nodes[1] = prof::NodeKind::memcpy;
-    prof::Recording rec = recorded_replays(g, 1, 2);
+    prof::Recording rec = recorded_replays(part1_graph(), 1, 2);
+    rec.events.back().kind = EventKind::memcpy;
     prof::expand_graph_replays(rec);
     CHECK(rec.device_activity.graph_replays_unmatched == 1);
+    CHECK(rec.device_activity.first_unmatched_replay ==
+          "2 nodes (kernel kernel), 2 GPU records (kernel memcpy): record 2 (memcpy) is the work of no node ready then");
+  }
+}
+
+TEST_CASE("profiler graph replays: a fork inside one op, and nodes that run no GPU work, still match") {
+  // mm's GEMM forks into two kernels that may run in either order (a library's split work), both
+  // before an event node that the add waits on.
+  auto g = part1_graph();
+  g->ops[1].nodes_end = 2;
+  g->ops[2].nodes_begin = 2;
+  g->ops[2].nodes_end = 4;
+  g->nodes = {prof::NodeKind::kernel, prof::NodeKind::kernel, prof::NodeKind::other, prof::NodeKind::kernel};
+  g->after = {{2}, {2}, {3}, {}};
+  g->node_op = {1, 1, 2, 2};
+  prof::Recording rec = recorded_replays(g, 1, 3);
+  prof::expand_graph_replays(rec);
+  CHECK(rec.device_activity.graph_replays_unmatched == 0);
+  const uint64_t mm = find_event(rec, EventKind::cpu_op, "ts::mm")->id, add = find_event(rec, EventKind::cpu_op, "ts::add")->id;
+  CHECK(find_event(rec, EventKind::kernel, "gemm")->id == mm);
+  CHECK(find_event(rec, EventKind::kernel, "add_kernel", 0)->id == mm);
+  CHECK(find_event(rec, EventKind::kernel, "add_kernel", 1)->id == add);
+}
+
+TEST_CASE("profiler graph replays: a copy or set node that ran as a kernel is charged to its op") {
+  // CUPTI may report a graph's memcpy or memset node as a kernel ("memcpy128"), not as a copy.
+  for (const prof::NodeKind node : {prof::NodeKind::memcpy, prof::NodeKind::memset}) {
+    auto g = part1_graph();
+    g->nodes[1] = node;
+    prof::Recording rec = recorded_replays(g, 1, 2);
+    prof::expand_graph_replays(rec);
+    CHECK(rec.device_activity.graph_replays_unmatched == 0);
+    CHECK(find_event(rec, EventKind::kernel, "add_kernel")->id == find_event(rec, EventKind::cpu_op, "ts::add")->id);
   }
 }
 

@@ -163,6 +163,52 @@ TEST_CASE("profiler cuda: tutorial 04 counts every path's kernels on the gpu at 
   }
 }
 
+TEST_CASE("tutorials: 06_cuda_graphs runs eagerly on the cpu and says why the graph mode cannot") {
+  const std::string out_dir = " --out-dir /tmp/ts_tutorial_test/06_cuda_graphs";
+  CHECK(run_tutorial("06_cuda_graphs", out_dir) == 0);
+  CHECK(run_tutorial("06_cuda_graphs", "--workload mlp --batch 1" + out_dir) == 0);
+  CHECK(run_tutorial("06_cuda_graphs", "--workload attention --batch 1" + out_dir) == 0);
+  const auto [status, out] = run_captured("06_cuda_graphs", "--device cpu" + out_dir);
+  INFO(out);
+  CHECK(status == 0);
+  CHECK(out.find("The graph mode cannot run here: ") < out.find("This lesson needs an NVIDIA GPU"));
+  CHECK(out.find("---- eager ----") < out.find("Guess first"));
+  CHECK(out.find("Guess first") < out.find("Self CPU %"));  // expectations before the table
+  CHECK(out.find("kernels: none recorded (CPU run); on a GPU this step launches 2") != std::string::npos);
+  CHECK(out.find("---- replayed from the graph ----") == std::string::npos);
+  CHECK(out.find("all checks passed") != std::string::npos);
+  const auto [status2, out2] = run_captured("06_cuda_graphs", "--device cpu --mode graph" + out_dir);
+  INFO(out2);
+  CHECK(status2 == 0);
+  CHECK(out2.find("The graph mode cannot run here: ") != std::string::npos);
+  CHECK(out2.find("---- eager ----") == std::string::npos);
+  // A flag of another workload is refused with what it is for.
+  const auto [status3, out3] = run_captured("06_cuda_graphs", "--device cpu --workload mlp --size 5" + out_dir);
+  INFO(out3);
+  CHECK(status3 == 1);
+  CHECK(out3.find("--size is the step's N") != std::string::npos);
+}
+
+TEST_CASE("profiler cuda: tutorial 06 replays each workload bit for bit and counts the eager step's kernels") {
+  if (!ts::cuda::is_available()) {
+    MESSAGE("skipped: no usable CUDA device: ", ts::cuda::unavailable_reason());
+    return;
+  }
+  const std::string small = " --device cuda --timing-batches 2 --out-dir /tmp/ts_tutorial_test/06_cuda_graphs_cuda";
+  for (const char* workload : {"step", "mlp", "attention"}) {
+    const std::string args = std::string("--workload ") + workload + (workload == std::string("step") ? "" : " --batch 1");
+    const auto [status, out] = run_captured("06_cuda_graphs", args + small);
+    INFO(workload, "\n", out);
+    CHECK(status == 0);
+    CHECK(out.find("OK (bit for bit)") != std::string::npos);
+    CHECK(out.find("---- replayed from the graph ----") != std::string::npos);
+    CHECK(out.find("eager beside replayed") != std::string::npos);
+    CHECK(out.find("reading a cuda tensor on the host") != std::string::npos);
+    CHECK(out.find("kernels: expected") != std::string::npos);
+    CHECK(out.find("all checks passed") != std::string::npos);
+  }
+}
+
 // ---- the README's before-and-after loop, and ts_trace_diff on CPU traces ------------------------
 
 #ifdef TS_SOURCE_DIR
@@ -362,8 +408,8 @@ TEST_CASE("tutorials: tutorials/README.md lists every tutorial, every path and l
       }
     }
   }
-  CHECK(tutorials == 6);
-  CHECK(walkthroughs >= 6);
+  CHECK(tutorials == 7);
+  CHECK(walkthroughs >= 7);
 }
 
 // README.md's first-build paragraph: every time and size it gives ("598.8 s", "35 MB") is in the

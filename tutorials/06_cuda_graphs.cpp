@@ -2,20 +2,21 @@
 //
 // Each workload's step runs eagerly (the host dispatches every op and launches every kernel) and
 // replayed from a CUDA graph (nn::CapturedStep: the step once eagerly, so that first-use costs stay
-// out of the capture, then captured on inputs of its own; each replayed step copies its fresh inputs
-// into those, x.copy_(next), as a real step with new data must, then makes one cudaGraphLaunch):
+// out of the capture, then captured on inputs of its own; a replay is one cudaGraphLaunch, and a step
+// with new data first copies them into those inputs, x.copy_(next)):
 //   step       part 1's add(matmul(x, w), b), x and w [N, N], b [N]: at N = 64 the host's launches are
 //              the step (overhead-bound); at --size 4096 the GEMM is (compute-bound: graphs stop helping)
 //   mlp        tutorial 03's GeGLU MLP, eager path, x [64, 128, 768], hidden 3072
 //   attention  tutorial 04's layer: causal attention, naive path, q, k, v [4, 16, 1024, 64]
-// Steps alternate between two sets of inputs. The run: the capture, and a check that the replay's
-// output equals the eager one bit for bit (the same kernels on the same values); the host's time per
-// step with no profiler loaded yet (medians of batches of 20 steps, a synchronize after each, eager
-// and replayed batches alternating); each mode under the series' schedule (the table, the trace, and
-// per recorded step its width on the host, the GPU's busy and idle time in it, its kernels); the two
-// side by side; what a capture cannot hold (a host read inside it, refused by name). --mode both is
-// the default. On the CPU there are no graphs: the eager mode runs, the graph mode prints the
-// library's refusal, and the exit status is 0.
+// Eager steps alternate between two sets of inputs. The run: the capture, and a check that the
+// replay's output equals the eager one bit for bit (the same kernels on the same values); the host's
+// time per step with no profiler loaded yet (medians of batches of 20 steps, a synchronize after each,
+// eager and replayed batches alternating; replayed with fresh inputs copied in, and alone); each mode
+// under the series' schedule, the replay alone as the series' loops reuse their inputs (the table,
+// the trace, and per recorded step its width on the host, the GPU's busy and idle time in it, its
+// kernels); the two side by side; what a capture cannot hold (a host read inside it, refused by
+// name). --mode both is the default. On the CPU there are no graphs: the eager mode runs, the graph
+// mode prints the library's refusal, and the exit status is 0.
 //
 // Writes traces/06_cuda_graphs/<shape>_<dtype>_<cold|warm>_<workload>_<eager|graph>[_<tag>].{json,txt},
 // <shape> being N for the step, BxSxDxH for the MLP, BxHxSxD for attention.
@@ -142,7 +143,8 @@ struct StepStats {
 
 // Per ProfilerStep#N: its window [start, end) on the host; busy: the union of every kernel, memcpy
 // and memset interval clipped to the window (work launched by an earlier step counts where it ran);
-// idle: the rest of the window. Kernels and copies count in the step whose host call launched them.
+// idle: the rest of the window. Kernels and copies count in the step whose host call launched them;
+// a graph's copy run as a kernel ("memcpy128", "memset32") counts as a copy.
 std::vector<StepStats> step_stats(const prof::Recording& r) {
   std::vector<const prof::Event*> steps;
   std::map<uint64_t, int64_t> launched_at;  // CUPTI correlation -> the start of the call that launched it
@@ -159,7 +161,9 @@ std::vector<StepStats> step_stats(const prof::Recording& r) {
     const auto launch = launched_at.find(e.correlation);
     for (size_t s = 0; s < steps.size() && launch != launched_at.end(); ++s)
       if (steps[s]->start_ns <= launch->second && launch->second < steps[s]->end_ns)
-        ++(e.kind == prof::EventKind::kernel ? stats[s].kernels : stats[s].copies);
+        ++(e.kind == prof::EventKind::kernel && !e.name.starts_with("memcpy") && !e.name.starts_with("memset")
+               ? stats[s].kernels
+               : stats[s].copies);
   }
   std::sort(work.begin(), work.end());
   std::vector<std::pair<int64_t, int64_t>> merged;  // the union, as disjoint intervals in order
@@ -280,19 +284,19 @@ StepStats profile_mode(const Flags& f, ts::Device device, const Workload& w, nn:
     fmt::print("  - {} kernel{}{} per step on a GPU: {}\n", w.kernels, w.kernels == 1 ? "" : "s",
                w.copies > 0 ? fmt::format(" and {} copy", w.copies) : "", w.expect);
   } else {
-    const char* s = w.inputs[0].size() == 1 ? "" : "s";
-    fmt::print("  - the host dispatches none of the step's ops: it copies the fresh input{} into the captured one{}\n"
-               "    (ts::copy_, a Memcpy DtoD each) and replays (ts::cuda::Graph::replay: one cudaGraphLaunch).\n"
-               "    Under the replay's row the captured ops show no CPU time (none ran on the host) and their\n"
-               "    kernels' CUDA time: the same {} kernels as eagerly. What is left of the host's step, and of\n"
-               "    the GPU's idle time?\n",
-               s, s, w.kernels);
+    fmt::print("  - the host dispatches none of the step's ops: it replays the graph on the inputs it was captured\n"
+               "    with (the same values every step, as the series' loops; the timing above also copied fresh\n"
+               "    inputs in): ts::cuda::Graph::replay, one cudaGraphLaunch. Under the replay's row the\n"
+               "    captured ops show no CPU time (none ran on the host) and their kernels' CUDA time: the same\n"
+               "    {} kernels as eagerly{}. What is left of the host's step, and of the GPU's idle time?\n",
+               w.kernels,
+               w.copies > 0 ? " (the step's own copy may run as a kernel, memcpy128: a graph's copy node)" : "");
   }
   fmt::print("  - schedule wait={}, warmup={}, active={}: ProfilerStep#{}..#{} are recorded.\n\n", f.schedule_wait,
              f.schedule_warmup, f.active, f.first_recorded_step(), f.first_recorded_step() + f.active - 1);
   int i = 0;
   const std::function<void()> step = [&] {
-    if (captured != nullptr) (void)(*captured)(w.inputs[i++ % 2]);
+    if (captured != nullptr) (void)captured->replay();
     else (void)w.step(w.inputs[i++ % 2]);
   };
   for (int k = 0; k < f.warmup; ++k) step();
@@ -388,7 +392,7 @@ int run(Flags f) {
   if (f.eager()) timed.push_back({"eager", [&](int i) { (void)w.step(w.inputs[i % 2]); }, 0, 0});
   if (captured) {
     timed.push_back({"replayed, inputs copied in", [&](int i) { (void)(*captured)(w.inputs[i % 2]); }, 0, 0});
-    timed.push_back({"replayed alone", [&](int) { (void)(*captured)(captured->inputs()); }, 0, 0});
+    timed.push_back({"replayed alone", [&](int) { (void)captured->replay(); }, 0, 0});
   }
   if (gpu && f.timing_batches > 0) {
     fmt::print("Guess first: how many microseconds does the host spend per step, eagerly and replayed? Does the\n"

@@ -31,6 +31,8 @@ if [[ $mode == --cpu-small ]]; then
   done
   run "$bin/04_attention" --device cpu --batch 2 --heads 1 --seq 5 --head-dim 4 --no-causal --dtype f32 --out-dir "$out/04"
   run "$bin/05_memory_and_syncs" --device cpu --batch 2 --seq 8 --dim 64 --hidden 96 --timing-rows 16 --out-dir "$out/05"
+  run "$bin/06_cuda_graphs" --device cpu --size 17 --out-dir "$out/06"
+  run "$bin/06_cuda_graphs" --device cpu --workload mlp --batch 1 --mode graph --out-dir "$out/06"
   exit 0
 elif [[ -n $mode ]]; then
   echo "run_all.sh: unknown option '$mode' (expected --cpu-small or nothing)" >&2
@@ -66,6 +68,12 @@ runs=(
   # Beyond the series: memory (profile_memory, the caching allocator), hidden syncs, timing one kernel.
   # Artifacts: traces/05_memory_and_syncs/...; draw a memory timeline with ts_trace_svg --memory.
   "05_memory_and_syncs --warmup 5"
+  # CUDA graphs: each workload eager, then replayed from a graph (on a CPU the eager half runs and the
+  # graph half says why it cannot). Artifacts: traces/06_cuda_graphs/<config>_<eager|graph>.{json,txt}
+  "06_cuda_graphs --size 64 --warmup 5"
+  "06_cuda_graphs --size 4096 --warmup 5"
+  "06_cuda_graphs --workload mlp --warmup 5"
+  "06_cuda_graphs --workload attention --warmup 5"
 )
 for i in "${!runs[@]}"; do
   read -r -a args <<<"${runs[$i]}"
