@@ -108,7 +108,7 @@ TEST_CASE("cuda graph: part 1's step replayed on fresh inputs equals float64, at
   }
 }
 
-TEST_CASE("cuda graph: replays allocate nothing and write the same addresses; the pool is freed with the graph") {
+TEST_CASE("cuda graph: replays allocate nothing and write the same addresses, and the pool is freed with the graph") {
   if (no_gpu()) return;
   ts::manual_seed(fresh_seed());
   const ts::Options on_gpu{DType::bf16, ts::kCUDA};
@@ -222,7 +222,7 @@ TEST_CASE("cuda graph: misuse of a graph is refused: replay before or during its
   CHECK_FALSE(cuda::is_capturing());
 }
 
-TEST_CASE("cuda graph: the GeGLU MLP and attention as captured steps equal eager; another shape is refused") {
+TEST_CASE("cuda graph: the GeGLU MLP and attention as captured steps equal eager, and another shape is refused") {
   if (no_gpu()) return;
   const uint64_t seed = fresh_seed();
   INFO("seed ", seed);
