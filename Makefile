@@ -43,7 +43,7 @@ build: configure
 # The tutorials alone first (the tests, benchmarks and ladder build on `make test` or `make build`),
 # then every run, each announced before it starts.
 tutorials: configure
-	@echo "make tutorials: building the six tutorials in $(BUILD) (a first build: about $(FIRST_BUILD_HINT))"
+	@echo "make tutorials: building the seven tutorials in $(BUILD) (a first build: about $(FIRST_BUILD_HINT))"
 	cmake --build $(BUILD) --target tutorials
 	@bash tutorials/run_all.sh $(BUILD)
 

@@ -5,14 +5,15 @@
 #   tools/refresh_06_cuda_graphs.sh --device cpu    # anywhere    -> docs/cpu-runs/06_cuda_graphs/ (eager only)
 #
 # Options: --build DIR (build/dev: 06_cuda_graphs, ts_tests, ts_trace_check and on cuda ts_bench built), --out DIR
-# (the folder above), emptied first but for its README.md. Steps: the tests of graphs, of their replays
-# in the profiler and of the tutorial; tutorial 06 with --mode both and --warmup 5 on each workload
-# (part 1's step at 64 and at 4096, the GeGLU MLP, attention), then at 64 with --mode graph alone (the
-# profiler first starts after the capture: --tag graph_only); every trace through ts_trace_check and
-# tools/trace_readings.py; ts_bench's graph entries; PyTorch's replay of the same step
-# (tools/pytorch_cuda_graph.py, into pytorch/). Each run's "$ command", output and exit status go to
-# <name>.out.txt; its tables and traces to traces/. run.log is the screen; a step that fails is logged
-# and the run goes on. Exit status 0 when every step passed.
+# (the folder above), emptied first but for its README.md. Steps: tutorial 06 with --mode both and
+# --warmup 5 on each workload (part 1's step at 64 and at 4096, the GeGLU MLP, attention), then at 64
+# with --mode graph alone (the profiler first starts after the capture: --tag graph_only); every trace
+# through ts_trace_check and tools/trace_readings.py; on cuda, ts_bench's graph entries beside
+# PyTorch's torch.cuda.graph replays of the same work (bench/torch_side_by_side.py) and PyTorch's
+# profile of a replay (tools/pytorch_cuda_graph.py, into pytorch/); last, the tests of graphs, of
+# their replays in the profiler and of the tutorial. Each run's "$ command", output and exit status
+# go to <name>.out.txt; its tables and traces to traces/. run.log is the screen; a step that fails
+# is logged and the run goes on. Exit status 0 when every step passed.
 set -u
 cd "$(dirname "$0")/.."
 source tools/refresh_common.sh
@@ -48,13 +49,6 @@ main() {
   fi
   echo "cores: $(nproc)"
 
-  # Without a GPU the graph cases say why they did nothing; the CPU ones (refusals, replays expanded
-  # in hand-made recordings) and the tutorial's run.
-  step "tests: ts_tests -tc='*cuda graph*,profiler graph*,tutorials: 06*'"
-  "$build/ts_tests" -tc='*cuda graph*,profiler graph*,tutorials: 06*' >"$out/tests.txt" 2>&1
-  status tests $?
-  grep -E "test cases|assertions" "$out/tests.txt"
-
   step "tutorial 06, --mode both --warmup 5: the step at 64 and 4096, the MLP, attention"
   tutorial step_64 --workload step --size 64 --mode both --warmup 5
   tutorial step_4096 --workload step --size 4096 --mode both --warmup 5
@@ -69,16 +63,27 @@ main() {
   status readings $?
 
   if [[ $dev == cuda ]]; then
-    step "ts_bench --filter graph/"
+    step "ts_bench --filter graph/, and PyTorch's torch.cuda.graph on the same work (bench/torch_side_by_side.py)"
     "$build/ts_bench" --filter graph/ --json "$out/bench.jsonl" >"$out/bench.txt" 2>&1
     status bench $?
     cat "$out/bench.txt"
+    timeout 120 python3 -u bench/torch_side_by_side.py --ts-json "$out/bench.jsonl" >"$out/side_by_side.txt" 2>&1
+    status side_by_side $?
+    cat "$out/side_by_side.txt"
 
     step "PyTorch: tools/pytorch_cuda_graph.py (torch.cuda.graph on the same step at 64 and 4096)"
     mkdir -p "$out/pytorch"
-    timeout 240 python3 -u tools/pytorch_cuda_graph.py "$out/pytorch" >"$out/pytorch/pytorch_cuda_graph.out.txt" 2>&1
+    timeout 120 python3 -u tools/pytorch_cuda_graph.py "$out/pytorch" >"$out/pytorch/pytorch_cuda_graph.out.txt" 2>&1
     status torch $?
   fi
+
+  # Without a GPU the graph cases say why they did nothing; the CPU ones (refusals, replays expanded
+  # in hand-made recordings) and the tutorial's run.
+  step "tests: ts_tests -tc='*cuda graph*,profiler graph*,*tutorial 06*'"
+  "$build/ts_tests" -tc='*cuda graph*,profiler graph*,*tutorial 06*' >"$out/tests.txt" 2>&1
+  status tests $?
+  grep -E "test cases|assertions" "$out/tests.txt"
+
   step "done: $failed step(s) failed"
   return $((failed > 0))
 }
