@@ -20,9 +20,12 @@
 #include "tensor/cuda_device.h"
 #include "tensor/cuda_graph.h"
 #include "tests/support/compare.h"
+#include "tests/support/error_text.h"
 
 using ts::DType;
 using ts::Tensor;
+using ts::testing::contains;
+using ts::testing::error_of;
 namespace cuda = ts::cuda;
 
 namespace {
@@ -48,19 +51,6 @@ std::vector<double> step_reference(const Tensor& x, const Tensor& w, const Tenso
     }
   return out;
 }
-
-// The message of the ts::Error `fn` throws ("" when it throws none).
-template <class Fn>
-std::string error_of(Fn&& fn) {
-  try {
-    fn();
-  } catch (const ts::Error& e) {
-    return e.what();
-  }
-  return "";
-}
-
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
 }  // namespace
 

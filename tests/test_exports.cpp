@@ -25,12 +25,15 @@
 #include "profiler/profiler.h"
 #include "tensor/error.h"
 #include "tensor/file_output.h"
+#include "tests/support/error_text.h"
 #include "tests/support/run_command.h"
 #include "tests/support/scratch_dir.h"
 #include "tests/support/synthetic_events.h"
 
 namespace prof = ts::profiler;
 namespace fs = std::filesystem;
+using ts::testing::contains;
+using ts::testing::error_of;
 using ts::testing::SyntheticEvents;
 
 namespace {
@@ -82,19 +85,6 @@ prof::Recording small_recording() {
   s.op("ts::add", 2000, 3500, 0);
   return s.rec;
 }
-
-// The message of the ts::Error that fn throws ("" when it throws none).
-template <typename Fn>
-std::string error_of(Fn&& fn) {
-  try {
-    fn();
-  } catch (const ts::Error& e) {
-    return e.what();
-  }
-  return "";
-}
-
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
 // A 64 KiB tmpfs on a fresh folder, for a full disk: fill() takes every block, after which a
 // write there fails with ENOSPC. Only a process that may mount (root, CAP_SYS_ADMIN) gets one;
