@@ -44,6 +44,8 @@
 #include "tensor/file_output.h"
 
 #if TS_HAVE_CUDA
+#include "ops/hopper_tensor_map.h"  // tensor_map_encodes: the TMA descriptor cache's misses
+
 namespace ts::bench {
 void launch_empty_kernel();  // bench_cuda.cu
 }
@@ -511,6 +513,37 @@ void add_attention_entries(std::vector<Entry>& list) {
                                                                                ts::kCUDA, shape.causal);
                      return std::function<void()>([in, attn] { (void)attn->forward(in->q, in->k, in->v); });
                    });
+  // The host's side of a Hopper rung: flash_v3 makes three TMA descriptors per forward, which the
+  // makers' cache hands back once made (ops/hopper_tensor_map.h); flash_v2 makes none. Batches of
+  // 20 forwards, short enough that the launch queue never fills, a synchronize after each.
+  list.push_back({"attn/cuda/flash_v3_host_us",
+                  "CPU side per forward of tutorial 04's layer, flash_v3 path (B4H16S1024D64 causal); _flash_v2: "
+                  "the same, flash_v2 path, in the same run; _ratio: v3 over v2, target <= 1.0; "
+                  "_encodes_per_call: the driver's descriptor encodes per timed forward (cache misses)",
+                  [] {
+                    const AttnShape shape{4, 16, 1024, 64, true};
+                    const AttnInputs in = attention_inputs(shape);
+                    const ts::nn::CausalSelfAttention v3(ts::nn::AttentionPath::flash_v3, shape.S, ts::kCUDA, true);
+                    const ts::nn::CausalSelfAttention v2(ts::nn::AttentionPath::flash_v2, shape.S, ts::kCUDA, true);
+                    ts::Tensor sink;
+                    int64_t v3_calls = 0;
+                    const auto forward_v3 = [&] {
+                      sink = v3.forward(in.q, in.k, in.v);
+                      ++v3_calls;
+                    };
+                    forward_v3();  // the first call encodes its maps: not in the count below
+                    const int64_t encodes = ts::hopper::tensor_map_encodes();
+                    v3_calls = 0;
+                    const Paired p = paired_us_per_call(forward_v3, [&] { sink = v2.forward(in.q, in.k, in.v); }, 20,
+                                                        51, sync);
+                    const double per_call = static_cast<double>(ts::hopper::tensor_map_encodes() - encodes) /
+                                            static_cast<double>(std::max<int64_t>(v3_calls, 1));
+                    return Result{"attn/cuda/flash_v3_host_us", p.fn_us, "us", "",
+                                  {{"attn/cuda/flash_v3_host_us_flash_v2", p.baseline_us, "us", ""},
+                                   {"attn/cuda/flash_v3_host_us_ratio", p.ratio, "x", ""},
+                                   {"attn/cuda/flash_v3_host_us_encodes_per_call", per_call, "count", ""}}};
+                  },
+                  true, needs_of("scaled_dot_product_attention/cuda/flash_v3")});
 }
 #endif  // TS_HAVE_CUDA
 

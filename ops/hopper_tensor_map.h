@@ -18,7 +18,10 @@ const cuda::DeviceProperties& properties(int index);
 // strides row_stride and batch_stride, read in boxes of box_rows x box_cols with the 128-byte
 // swizzle (box_cols * 2 bytes <= 128: one swizzle row); what lies outside the matrix reads as
 // zeros. Throws ts::Error naming `what` when the driver refuses it (TMA's rules: the base and
-// the strides in bytes multiples of 16, every dim at least 1).
+// the strides in bytes multiples of 16, every dim at least 1). Both makers keep the last maps
+// each thread made, keyed by every argument of the driver's encode: asked for the same map
+// again (the same tensors, or new ones of the same layout at the same address), they hand back
+// a copy without calling the driver.
 CUtensorMap make_tensor_map_16bit(const void* base, int64_t batch, int64_t rows, int64_t cols, int64_t row_stride,
                                   int64_t batch_stride, int box_rows, int box_cols, const char* what);
 
@@ -28,5 +31,9 @@ CUtensorMap make_tensor_map_16bit(const void* base, int64_t batch, int64_t rows,
 CUtensorMap make_tensor_map_16bit_4d(const void* base, int64_t batch, int64_t heads, int64_t rows, int64_t cols,
                                      int64_t batch_stride, int64_t head_stride, int64_t row_stride, int box_rows,
                                      int box_cols, const char* what);
+
+// How many descriptors this thread had the driver encode so far: the makers' cache misses (tests
+// and ts_bench read it).
+int64_t tensor_map_encodes();
 
 }  // namespace ts::hopper

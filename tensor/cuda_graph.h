@@ -7,7 +7,7 @@
 //     ts::cuda::GraphCapture capture(graph); // this thread's ops are recorded, not run
 //     y = step(x);                           // y comes from the graph's own memory
 //   }                                        // the capture ends and is instantiated
-//   x.copy_(next);                           // new values into the captured input...
+//   ts::copy_(x, next);                      // new values into the captured input...
 //   graph.replay();                          // ...and y holds step(next)
 //
 // A capture holds every kernel and device-to-device copy the region's ops launch on this thread,

@@ -34,6 +34,8 @@
 #include <vector>
 
 #include "ops/attention/attention_flash.h"
+#include "ops/hopper_tensor_map.h"
+#include "ops/ops.h"
 #include "ops/registry.h"
 #include "tensor/cuda_allocator.h"
 #include "tensor/cuda_check.h"
@@ -453,6 +455,54 @@ TEST_CASE("cuda: flash attention: no keys (L = 0) gives 0, and bad outputs and h
                        ts::Error);
   CHECK_THROWS_WITH_AS(ts::sdpa_cuda_flash_v3(d96.q, d96.k, d96.v, {}, out), doctest::Contains("head dim 96"),
                        ts::Error);
+}
+
+// flash_v3 makes a TMA descriptor per input per call; the makers keep them (ops/hopper_tensor_map.h),
+// keyed by address and layout, never by contents. A repeated call asks the driver for none; the same
+// memory holding new values (as a tensor made where a freed one was) is read through the kept maps and
+// gives the new answer; another layout at the same address, and new tensors, get maps of their own.
+TEST_CASE("cuda: flash_v3's TMA descriptors are encoded once per address and layout, whatever the memory holds") {
+  if (no_gpu()) return;
+  const Rung& v3 = kRungs[2];
+  REQUIRE(std::string(v3.name) == "flash_v3");
+  if (!runs_here(v3)) return;
+  uint64_t seed = fresh_seed();
+  MESSAGE("seed base ", seed);
+  const Shape sh{2, 3, 130, 129};
+  const int64_t D = 64;
+  const SdpaAttrs attrs{true, 0};
+  const auto tolerance = ts::testing::tolerance_for(DType::bf16);
+  const auto check = [&](const Inputs& in, const Tensor& got) {
+    CHECK(unwritten(got) == 0);
+    CHECK_CLOSE(got, reference(in.q_cpu, in.k_cpu, in.v_cpu, true, 0), tolerance, seed);
+  };
+  Inputs in = make_inputs(sh, D, DType::bf16, ++seed);
+  const Tensor got = run_rung(v3, in, attrs);
+  check(in, got);
+  const int64_t encoded = ts::hopper::tensor_map_encodes();
+  const Tensor again = run_rung(v3, in, attrs);
+  CHECK(ts::hopper::tensor_map_encodes() == encoded);  // the same three maps: no driver call
+  CHECK(again.to_vector<double>() == got.to_vector<double>());
+
+  // New values in the same memory, as q, k, v made again where freed ones were.
+  const Inputs fresh = make_inputs(sh, D, DType::bf16, ++seed);
+  ts::copy_(in.q, fresh.q);
+  ts::copy_(in.k, fresh.k);
+  ts::copy_(in.v, fresh.v);
+  in.q_cpu = fresh.q_cpu, in.k_cpu = fresh.k_cpu, in.v_cpu = fresh.v_cpu;
+  const Tensor refilled = run_rung(v3, in, attrs);
+  CHECK(ts::hopper::tensor_map_encodes() == encoded);
+  check(in, refilled);
+
+  // in.q's first batch read as a [1, S, H, D] tensor transposed to [1, H, S, D]: q's address, another
+  // layout; k and v new tensors.
+  Inputs viewed = make_inputs({1, sh.H, sh.S, sh.L}, D, DType::bf16, ++seed);
+  viewed.q = in.q.narrow(0, 0, 1).reshape({1, sh.S, sh.H, D}).transpose(1, 2);
+  REQUIRE(viewed.q.data_ptr() == in.q.data_ptr());
+  viewed.q_cpu = viewed.q.to(ts::kCPU);
+  const Tensor out = run_rung(v3, viewed, attrs);
+  CHECK(ts::hopper::tensor_map_encodes() == encoded + 3);
+  check(viewed, out);
 }
 
 #else  // a build without the CUDA toolkit has no flash rungs to call

@@ -3,7 +3,7 @@
 // Each workload's step runs eagerly (the host dispatches every op and launches every kernel) and
 // replayed from a CUDA graph (nn::CapturedStep: the step once eagerly, so that first-use costs stay
 // out of the capture, then captured on inputs of its own; a replay is one cudaGraphLaunch, and a step
-// with new data first copies them into those inputs, x.copy_(next)):
+// with new data first copies them into those inputs, ts::copy_(x, next)):
 //   step       part 1's add(matmul(x, w), b), x and w [N, N], b [N]: at N = 64 the host's launches are
 //              the step (overhead-bound); at --size 4096 the GEMM is (compute-bound: graphs stop helping)
 //   mlp        tutorial 03's GeGLU MLP, eager path, x [64, 128, 768], hidden 3072
