@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """PyTorch replaying part 1's step from a CUDA graph: what its profiler shows, and what a replay saves.
 
-    python3 -u tools/pytorch_cuda_graph.py OUT_DIR > OUT_DIR/torch-2.11-h200-cuda-graph.out.txt 2>&1
+    python3 -u tools/pytorch_cuda_graph.py OUT_DIR > OUT_DIR/pytorch_cuda_graph.out.txt 2>&1
 
 Part 1's step, add(matmul(x, w), b) in bf16 (x, w [N, N], b [N]), at N = 64 and 4096: captured with
 torch.cuda.graph after a warm-up on a side stream (as PyTorch's documentation does), then
@@ -9,9 +9,10 @@ torch.cuda.graph after a warm-up on a side stream (as PyTorch's documentation do
     followed by a synchronize (at 64 the step is overhead-bound: the host's time is the step's);
   - the replay checked against the eager step (the same kernels on the same inputs);
   - PyTorch's profiler over 3 eager steps and 3 replays: its key_averages table, and the Chrome
-    trace of the replays (OUT_DIR/torch-2.11-h200-cuda-graph-replay-<N>.json).
+    trace of the replays (OUT_DIR/torch-<version>-<gpu>-cuda-graph-replay-<N>.json, <gpu> such as h200).
 """
 import os
+import re
 import statistics
 import sys
 import time
@@ -37,7 +38,10 @@ def host_us_per_step(fn, steps=20, batches=200):
 def main():
     out = sys.argv[1] if len(sys.argv) > 1 else "."
     os.makedirs(out, exist_ok=True)
-    print(f"torch {torch.__version__}, {torch.cuda.get_device_name(0)}")
+    gpu = torch.cuda.get_device_name(0)
+    print(f"torch {torch.__version__}, {gpu}")
+    model = re.search(r"\b([A-Z]+\d+[A-Z]*)\b", gpu.replace("NVIDIA", ""))  # "NVIDIA H200" -> h200
+    prefix = f"torch-{'.'.join(torch.__version__.split('.')[:2])}-{model.group(1).lower() if model else 'gpu'}"
     acts = [torch.profiler.ProfilerActivity.CPU, torch.profiler.ProfilerActivity.CUDA]
     for n in (64, 4096):
         torch.manual_seed(0)
@@ -76,7 +80,7 @@ def main():
             for _ in range(3):
                 graph.replay()
             torch.cuda.synchronize()
-        trace = os.path.join(out, f"torch-2.11-h200-cuda-graph-replay-{n}.json")
+        trace = os.path.join(out, f"{prefix}-cuda-graph-replay-{n}.json")
         prof.export_chrome_trace(trace)
         print(f"replays only:\n{prof.key_averages().table(sort_by='cuda_time_total', row_limit=20)}")
         print(f"wrote {os.path.basename(trace)}")

@@ -142,7 +142,8 @@ struct StepStats {
 };
 
 // Per ProfilerStep#N: its window [start, end) on the host; busy: the union of every kernel, memcpy
-// and memset interval clipped to the window (work launched by an earlier step counts where it ran);
+// and memset interval clipped to the window (work launched by an earlier recorded step counts where it
+// ran; the unrecorded steps' work is not in the recording, and profile_mode drains it before the first);
 // idle: the rest of the window. Kernels and copies count in the step whose host call launched them;
 // a graph's copy run as a kernel ("memcpy128", "memset32") counts as a copy.
 std::vector<StepStats> step_stats(const prof::Recording& r) {
@@ -292,12 +293,18 @@ StepStats profile_mode(const Flags& f, ts::Device device, const Workload& w, nn:
                w.kernels,
                w.copies > 0 ? " (the step's own copy may run as a kernel, memcpy128: a graph's copy node)" : "");
   }
-  fmt::print("  - schedule wait={}, warmup={}, active={}: ProfilerStep#{}..#{} are recorded.\n\n", f.schedule_wait,
-             f.schedule_warmup, f.active, f.first_recorded_step(), f.first_recorded_step() + f.active - 1);
-  int i = 0;
+  fmt::print("  - schedule wait={}, warmup={}, active={}: ProfilerStep#{}..#{} are recorded{}.\n\n", f.schedule_wait,
+             f.schedule_warmup, f.active, f.first_recorded_step(), f.first_recorded_step() + f.active - 1,
+             device.is_cuda() ? ", the GPU drained before the first" : "");
+  // The profiler keeps only the GPU work launched in its recorded steps. Where the GPU lags the host
+  // (a compute-bound step), the first recorded windows would otherwise find it still running the
+  // unrecorded steps' work, and show it idle: so the last unrecorded step waits for the GPU to drain.
+  int i = 0, calls = 0;
+  const int drain_after = f.warmup + f.first_recorded_step();
   const std::function<void()> step = [&] {
     if (captured != nullptr) (void)captured->replay();
     else (void)w.step(w.inputs[i++ % 2]);
+    if (++calls == drain_after && device.is_cuda()) ts::cuda::synchronize();
   };
   for (int k = 0; k < f.warmup; ++k) step();
   const tutorial::ProfiledRun run =
