@@ -26,6 +26,10 @@ add_test(NAME trace_svg_01_cold_whole
 add_test(NAME trace_svg_01_active20_window
   COMMAND ${trace_tools_test} svg --tool $<TARGET_FILE:ts_trace_svg> --step 7 --from-us 10 --to-us 300
           --trace ${h200}/01_matmul_add_active20/4096_bf16_warm_eager.json)
+# A CUDA graph replay: one launch call with an arrow to each of its kernels (flow ids correlation + k * 2^32).
+add_test(NAME trace_svg_06_graph_replay_step3
+  COMMAND ${trace_tools_test} svg --tool $<TARGET_FILE:ts_trace_svg> --step 3
+          --trace ${h200}/06_cuda_graphs/traces/64_bf16_warm_step_graph.json)
 add_test(NAME trace_svg_errors COMMAND ${trace_tools_test} svg-errors --tool $<TARGET_FILE:ts_trace_svg> --trace ${mlp}_eager.json)
 add_test(NAME trace_diff_self COMMAND ${trace_tools_test} diff-self --tool $<TARGET_FILE:ts_trace_diff> --trace ${mlp}_eager.json)
 add_test(NAME trace_diff_03_mlp_eager_vs_fused

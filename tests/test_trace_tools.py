@@ -192,6 +192,7 @@ def case_svg(a):
     for g in boxes:
         check(g.find(SVG_NS + "rect") is not None, f"box {g.get('data-name')} has no rect")
     # Flows: an ac2g pair whose launch and GPU work are both drawn (same correlation, the flow's ends in view).
+    # A flow's id is its correlation, plus k * 2^32 for the k-th piece of work of one launch (a CUDA graph's).
     drawn = {(json.dumps(e["pid"]), json.dumps(e["tid"]), e["args"]["correlation"])
              for e in want if "correlation" in e.get("args", {})}
     ends = collections.defaultdict(dict)
@@ -199,8 +200,8 @@ def case_svg(a):
         if e.get("ph") in ("s", "f") and e.get("cat") == "ac2g":
             ends[e["id"]][e["ph"]] = e
     flows = sum(1 for i, pair in ends.items() if "s" in pair and "f" in pair
-                and (json.dumps(pair["s"]["pid"]), json.dumps(pair["s"]["tid"]), i) in drawn
-                and (json.dumps(pair["f"]["pid"]), json.dumps(pair["f"]["tid"]), i) in drawn
+                and (json.dumps(pair["s"]["pid"]), json.dumps(pair["s"]["tid"]), i & 0xFFFFFFFF) in drawn
+                and (json.dumps(pair["f"]["pid"]), json.dumps(pair["f"]["tid"]), i & 0xFFFFFFFF) in drawn
                 and all(lo <= ns(pair[k]["ts"]) <= hi for k in "sf"))
     arrows = [p for p in root.iter(SVG_NS + "path") if p.get("class") == "flow"]
     print(f"svg: {len(arrows)} flow arrows, expected {flows}")

@@ -65,3 +65,8 @@ draw 04_attention 4x16x1024x64_bf16_warm_math_step3.svg traces/4x16x1024x64_bf16
 draw 04_attention 4x16x1024x64_bf16_warm_math_step3_gpu.svg traces/4x16x1024x64_bf16_warm_math.json --step 3 \
   --from-us 985 --to-us 1920
 draw 04_attention 4x16x1024x64_bf16_warm_flash_v2_step3.svg traces/4x16x1024x64_bf16_warm_flash_v2.json --step 3
+# 06: part 1's step at 64, eager and replayed from a CUDA graph, step #3 each on one scale (the eager
+# step's GPU work ends by 25 us): two launches under the ops, or one cudaGraphLaunch with an arrow to each kernel.
+for mode in eager graph; do
+  draw 06_cuda_graphs "64_bf16_warm_step_${mode}_step3.svg" "traces/64_bf16_warm_step_${mode}.json" --step 3 --to-us 26
+done

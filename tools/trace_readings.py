@@ -14,7 +14,8 @@ import json, os, statistics, sys
 
 def readings(path):
     ev = [e for e in json.load(open(path))["traceEvents"] if e.get("ph") == "X"]
-    steps = sorted((e for e in ev if e["name"].startswith("ProfilerStep#")), key=lambda e: e["ts"])
+    # The host's steps: a step's GPU side (a gpu_user_annotation of the same name) is read within it.
+    steps = sorted((e for e in ev if e["name"].startswith("ProfilerStep#") and e["pid"] != 0), key=lambda e: e["ts"])
     inside = lambda a, b: a is not b and b["ts"] <= a["ts"] and a["ts"] + a["dur"] <= b["ts"] + b["dur"]
     out = []
     for s in steps:

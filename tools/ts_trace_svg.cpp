@@ -852,15 +852,21 @@ int run(int argc, char** argv) {
   };
   std::vector<Arrow> arrows;
   {
-    std::map<std::tuple<std::string, std::string, int64_t>, size_t> by_correlation;  // (pid, tid, correlation)
+    // (pid, tid, correlation) -> the drawn slices. A flow's id is its correlation, plus k * 2^32 for
+    // the k-th piece of GPU work of one launch (a graph launch's kernels); its "f" end is at the start
+    // of the piece it points to.
+    std::map<std::tuple<std::string, std::string, int64_t>, std::vector<size_t>> by_correlation;
     for (size_t i = 0; i < n; ++i)
-      if (keep[i] && s[i].correlation >= 0) by_correlation.emplace(std::make_tuple(s[i].pid, s[i].tid, s[i].correlation), i);
+      if (keep[i] && s[i].correlation >= 0) by_correlation[std::make_tuple(s[i].pid, s[i].tid, s[i].correlation)].push_back(i);
     for (const ts::trace::Flow& f : trace.flows) {
-      const auto from = by_correlation.find({f.from_pid, f.from_tid, f.id});
-      const auto to = by_correlation.find({f.to_pid, f.to_tid, f.id});
+      const int64_t correlation = f.id & 0xffffffffLL;
+      const auto from = by_correlation.find({f.from_pid, f.from_tid, correlation});
+      const auto to = by_correlation.find({f.to_pid, f.to_tid, correlation});
       if (from == by_correlation.end() || to == by_correlation.end()) continue;
       if (f.from_ns < view_from || f.from_ns > view_to || f.to_ns < view_from || f.to_ns > view_to) continue;
-      arrows.push_back({f.id, x_of(f.from_ns), box_top(from->second) + kBox, x_of(f.to_ns), box_top(to->second)});
+      const auto piece = std::find_if(to->second.begin(), to->second.end(), [&](size_t i) { return s[i].start_ns == f.to_ns; });
+      const size_t target = piece != to->second.end() ? *piece : to->second.front();
+      arrows.push_back({f.id, x_of(f.from_ns), box_top(from->second.front()) + kBox, x_of(f.to_ns), box_top(target)});
     }
   }
 
