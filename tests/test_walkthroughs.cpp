@@ -1,4 +1,4 @@
-// tests/test_walkthroughs.cpp: the walk-throughs of tutorials 00-03, the GPU debugging page, the
+// tests/test_walkthroughs.cpp: the walk-throughs of tutorials 00-03 and 06, the GPU debugging page, the
 // trace cheat sheet and the page of words and kernel names quote only what their committed outputs
 // say, and the tutorials judge their kernel counts right.
 //
@@ -205,7 +205,7 @@ TEST_CASE("walkthroughs: the quote rule catches a number or an excerpt line that
   std::filesystem::remove_all(dir);
 }
 
-TEST_CASE("walkthroughs: every number and excerpt of tutorials 00-03, the debugging page, the trace cheat sheet and the words page is in the file it cites") {
+TEST_CASE("walkthroughs: every number and excerpt of tutorials 00-03 and 06, the debugging page, the trace cheat sheet and the words page is in the file it cites") {
   require_page("tutorials/00_tensors_and_views.md", 5, 20);
   require_page("tutorials/01_matmul_add.md", 40, 50);
   require_page("tutorials/01_matmul_add_trace.md", 45, 85);
@@ -213,6 +213,7 @@ TEST_CASE("walkthroughs: every number and excerpt of tutorials 00-03, the debugg
   require_page("tutorials/02_linear.md", 20, 40);
   require_page("tutorials/03_mlp.md", 65, 60);
   require_page("tutorials/03_mlp_kernels.md", 45, 30);
+  require_page("tutorials/06_cuda_graphs.md", 25, 50);
   require_page("tutorials/debugging_on_a_gpu.md", 5, 40);
   require_page("tutorials/reading_a_trace.md", 60, 12);  // the trace patterns, then the table-side ones
   require_page("tutorials/words_and_kernel_names.md", 0, 7);  // kernel names only: no measured numbers
