@@ -140,19 +140,44 @@ void keep_gpu_work_after_launches(std::vector<GpuRecord>& gpu, const Launches& l
 // Step 3a': work on one stream runs one piece after another, but CUPTI may time a piece as starting a
 // little before the one before it ended (seen on the H200 between the kernels of a CUDA graph
 // replay, by up to a fraction of a microsecond). A trace's lane cannot show two slices overlapping
-// without one inside the other: the earlier one ends where the next began. Counted, with the most
-// taken off one record, for the table and the trace.
+// without one inside the other: the earlier one ends where the next began. A sync on a stream shares
+// that stream's lane; one that began while a piece of work there was running and ends after it (a
+// cudaStreamSynchronize called as soon as a graph launch returns, while the replay's last kernel
+// runs) starts where that piece ended: its slice shows the wait after the work it waited for, its API
+// call keeps its true span on the CPU lane, and the work keeps its CUDA time. A sync that contains the
+// work, or lies inside it, nests already; a device-wide sync (stream "none") shares no lane with work.
+// `gpu` is in start order and the syncs know their device. Each record ended or moved is counted,
+// with the most taken off one, for the table and the trace.
 void end_before_next_on_stream(std::vector<GpuRecord>& gpu, DeviceActivityInfo& info) {
-  std::map<std::pair<uint32_t, uint32_t>, GpuRecord*> last;  // (device, stream) -> the latest piece
+  const auto count = [&info](int64_t taken_ns) {
+    ++info.stream_overlaps_trimmed;
+    info.stream_overlap_max_ns = std::max(info.stream_overlap_max_ns, taken_ns);
+  };
+  std::map<std::pair<uint32_t, uint32_t>, GpuRecord*> last;  // (device, stream) -> the piece that ends latest
   for (GpuRecord& g : gpu) {
     if (g.kind == EventKind::cuda_sync) continue;
     GpuRecord*& before = last[{g.device, g.stream}];
     if (before != nullptr && before->end > g.start && g.end > before->end) {
-      ++info.stream_overlaps_trimmed;
-      info.stream_overlap_max_ns = std::max(info.stream_overlap_max_ns, before->end - g.start);
+      count(before->end - g.start);
       before->end = g.start;
     }
     if (before == nullptr || g.end > before->end) before = &g;
+  }
+  // The syncs, once every piece of work has its final end.
+  last.clear();
+  for (GpuRecord& g : gpu) {
+    if (g.kind != EventKind::cuda_sync) {
+      GpuRecord*& before = last[{g.device, g.stream}];
+      if (before == nullptr || g.end > before->end) before = &g;
+      continue;
+    }
+    const auto it = last.find({g.device, g.stream});
+    if (it == last.end()) continue;
+    const GpuRecord& work = *it->second;
+    if (work.start < g.start && g.start < work.end && g.end > work.end) {
+      count(work.end - g.start);
+      g.start = work.end;
+    }
   }
 }
 
@@ -163,8 +188,8 @@ AnnotationSpans append_gpu_work(KeptRecords& kept, const Launches& launches, Win
   DeviceActivityInfo& info = rec.device_activity;
   keep_gpu_work_after_launches(kept.gpu, launches, info);
   std::sort(kept.gpu.begin(), kept.gpu.end(), [](const GpuRecord& a, const GpuRecord& b) { return a.start < b.start; });
-  end_before_next_on_stream(kept.gpu, info);
   find_sync_devices(kept.gpu, context.current_device);
+  end_before_next_on_stream(kept.gpu, info);
   AnnotationSpans spans;
   for (const GpuRecord& g : kept.gpu) {
     if (!launches.start.contains(g.correlation)) {

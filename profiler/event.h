@@ -172,7 +172,8 @@ struct DeviceActivityInfo {
   int64_t buffers_refused = 0;         // buffer requests our bounded pool could not serve (records lost)
   int64_t launch_order_violations = 0; // GPU records CUPTI's clock put before their launch call began
   int64_t gpu_clock_shift_ns = 0;      // added to every GPU record's times so that none starts before its launch
-  int64_t stream_overlaps_trimmed = 0; // GPU records ended where the next on their stream began (CUPTI overlapped them)
+  int64_t stream_overlaps_trimmed = 0; // GPU records ended where the next on their stream began, and stream syncs
+                                       // started where the work they began inside ended (CUPTI overlapped them)
   int64_t stream_overlap_max_ns = 0;   // the most taken off one of those
   int64_t unmatched_records = 0;       // GPU work whose launch call was not recorded
   int64_t graph_replays_unmatched = 0; // CUDA graph replays whose GPU work did not match the captured nodes

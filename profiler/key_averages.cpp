@@ -518,7 +518,8 @@ std::string EventList::table(const TableOptions& o) const {
                        d.launch_order_violations, static_cast<double>(d.gpu_clock_shift_ns) / 1e3);
   if (d.stream_overlaps_trimmed > 0)
     out += fmt::format("Clock: CUPTI timed {} GPU records as starting before the one before them on their stream ended; "
-                       "each earlier one ends where the next began (at most {:.3f} us taken off one)\n",
+                       "each earlier one ends where the next began, a sync that began inside one starts where it "
+                       "ended (at most {:.3f} us taken off one)\n",
                        d.stream_overlaps_trimmed, static_cast<double>(d.stream_overlap_max_ns) / 1e3);
   if (d.graph_replays_unmatched > 0)
     out += fmt::format("CUDA graph replays not charged to their ops: {} (their GPU work did not match the captured "

@@ -229,9 +229,67 @@ TEST_CASE("profiler cupti records: work timed as overlapping the piece before it
   CHECK(by_name.at("c").end_ns == 9'900);  // another stream's work may overlap
   rec.device_activity.source = "cupti";
   CHECK(prof::key_averages(rec).table().find("Clock: CUPTI timed 1 GPU records as starting before the one before them "
-                                             "on their stream ended; each earlier one ends where the next began (at "
-                                             "most 0.160 us taken off one)") != std::string::npos);
+                                             "on their stream ended; each earlier one ends where the next began, a "
+                                             "sync that began inside one starts where it ended (at most 0.160 us "
+                                             "taken off one)") != std::string::npos);
   const nlohmann::json trace = nlohmann::json::parse(prof::chrome_trace_json(rec, "overlap"));
+  CHECK(trace["cuda_activity"]["stream_overlaps_trimmed"] == 1);
+}
+
+// cudaStreamSynchronize right after a graph launch begins while the replay's last kernel still runs on
+// the stream, and ends after it: on the stream's lane the sync then starts where that kernel ended.
+TEST_CASE("profiler cupti records: a stream sync that began inside its stream's work starts where that work ended") {
+  prof::Recording rec;
+  rec.use_cuda = true;
+  rec.window_start_ns = 0;
+  rec.window_end_ns = 100'000;
+  cupti::KeptRecords kept;
+  kept.api = {launch_call("cudaGraphLaunch", 1'000, 2'000, 1),
+              launch_call("cudaStreamSynchronize", 5'500, 9'000, 2),
+              launch_call("cudaLaunchKernel", 10'000, 10'500, 3),
+              launch_call("cudaStreamSynchronize", 10'600, 13'000, 4),
+              launch_call("cudaLaunchKernel", 13'000, 13'050, 5),
+              launch_call("cudaDeviceSynchronize", 13'100, 16'000, 6)};
+  // CUPTI names only a sync's context: context 5 ran its work on device 1, so the syncs belong there.
+  const auto on_device_1 = [](cupti::GpuRecord g) {
+    g.device = 1;
+    g.context = 5;
+    return g;
+  };
+  const auto sync = [](std::string_view name, int64_t start, int64_t end, uint32_t correlation, uint32_t stream) {
+    return cupti::GpuRecord{.kind = EventKind::cuda_sync, .start = start, .end = end, .context = 5, .stream = stream,
+                            .correlation = correlation, .name = name};
+  };
+  kept.gpu = {on_device_1(kernel("first", 3'000, 5'000, 1)),
+              on_device_1(kernel("last", 5'000, 6'000, 1)),    // the replay's last kernel ...
+              sync("Stream Sync", 5'600, 8'900, 2, 7),          // ... still running when the wait began
+              on_device_1(kernel("eager", 11'000, 12'000, 3)),
+              sync("Stream Sync", 10'700, 12'900, 4, 7),        // contains its kernel: nests as it is
+              on_device_1(kernel("long", 14'000, 15'000, 5)),
+              sync("Context Sync", 14'500, 15'900, 6, 0xffffffffu)};  // the device's lane, not the stream's
+  cupti::append_cupti_events(kept, {}, rec);
+
+  const prof::DeviceActivityInfo& d = rec.device_activity;
+  CHECK(d.stream_overlaps_trimmed == 1);
+  CHECK(d.stream_overlap_max_ns == 400);
+  std::map<std::string, prof::Event> by_name;
+  for (const prof::Event& e : rec.events) by_name.emplace(std::string(e.name), e);
+  CHECK(by_name.at("last").start_ns == 5'000);  // the kernel keeps its CUDA time
+  CHECK(by_name.at("last").end_ns == 6'000);
+  CHECK(by_name.at("first").end_ns == 5'000);
+  CHECK(by_name.at("cudaStreamSynchronize").start_ns == 5'500);  // the CPU's call keeps its true span
+  const std::vector<prof::Event> syncs = of_kind(rec, EventKind::cuda_sync);
+  REQUIRE(syncs.size() == 3);
+  CHECK(syncs[0].correlation == 2);
+  CHECK(syncs[0].device == 1);
+  CHECK(syncs[0].start_ns == 6'000);  // where "last" ended
+  CHECK(syncs[0].end_ns == 8'900);
+  CHECK(syncs[1].correlation == 4);
+  CHECK(syncs[1].start_ns == 10'700);
+  CHECK(syncs[1].end_ns == 12'900);
+  CHECK(syncs[2].stream == -1);
+  CHECK(syncs[2].start_ns == 14'500);
+  const nlohmann::json trace = nlohmann::json::parse(prof::chrome_trace_json(rec, "sync"));
   CHECK(trace["cuda_activity"]["stream_overlaps_trimmed"] == 1);
 }
 
