@@ -504,6 +504,15 @@ void add_attention_entries(std::vector<Entry>& list) {
     add_flash_v3_step_entries(list, shape, false);
     add_attention_entry(list, AttentionPath::flash_v3, shape, false);
   }
+  // The other head dims (flash_v2 takes 96, flash_v3 96, 192 and 256; the steps exist for 64 and
+  // 128 only) at S = 4096, and a sequence past 16k at D = 128; both masks.
+  for (const bool causal : {true, false}) {
+    for (const AttnShape shape : {AttnShape{2, 16, 4096, 96, causal}, AttnShape{2, 16, 4096, 192, causal},
+                                  AttnShape{2, 8, 4096, 256, causal}, AttnShape{1, 16, 32768, 128, causal}}) {
+      if (shape.D == 96 || shape.S == 32768) add_attention_entry(list, AttentionPath::flash_v2, shape, false);
+      add_attention_entry(list, AttentionPath::flash_v3, shape, false);
+    }
+  }
   add_replay_entry(list, "graph/cuda/attention_replay",
                    "device us of one replay of tutorial 04's layer (naive path, B4H16S1024D64 causal); _eager",
                    [] {

@@ -170,26 +170,33 @@ __device__ __forceinline__ void fence_accumulators(float (&d)[kRegs]) {
 // The accumulator operand lists of the wgmmas below (TS_WGMMA_D<n>: d[0] .. d[n - 1], operands
 // %0 .. %n-1, each list extending the one before) and the matching register lists of the
 // instruction text (TS_WGMMA_REGS<n>: "{%0, ..., %n-1}"). m64nNk16 with f32 accumulators has
-// N / 2 of them per thread: 32 for N = 64, 64 for 128, 88 for 176, 128 for 256.
+// N / 2 of them per thread: 40 for N = 80, 56 for 112, 64 for 128, 88 for 176, 96 for 192, 128
+// for 256 (the attention kernel's key tiles and head dims, the GEMM's 256 columns).
 #define TS_WGMMA_D32 \
   "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), \
   "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), \
   "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), \
   "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
-#define TS_WGMMA_D64 \
+#define TS_WGMMA_D40 \
   TS_WGMMA_D32, \
-  "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), \
+  "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39])
+#define TS_WGMMA_D56 \
+  TS_WGMMA_D40, \
   "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), \
-  "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), \
+  "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55])
+#define TS_WGMMA_D64 \
+  TS_WGMMA_D56, \
   "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
 #define TS_WGMMA_D88 \
   TS_WGMMA_D64, \
   "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]), \
   "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]), \
   "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87])
-#define TS_WGMMA_D128 \
+#define TS_WGMMA_D96 \
   TS_WGMMA_D88, \
-  "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]), \
+  "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95])
+#define TS_WGMMA_D128 \
+  TS_WGMMA_D96, \
   "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]), \
   "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]), \
   "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]), \
@@ -197,22 +204,32 @@ __device__ __forceinline__ void fence_accumulators(float (&d)[kRegs]) {
 #define TS_WGMMA_R32 \
   "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, " \
   "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31"
-#define TS_WGMMA_R64 \
+#define TS_WGMMA_R40 \
   TS_WGMMA_R32 ", " \
-  "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, " \
-  "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"
+  "%32, %33, %34, %35, %36, %37, %38, %39"
+#define TS_WGMMA_R56 \
+  TS_WGMMA_R40 ", " \
+  "%40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55"
+#define TS_WGMMA_R64 \
+  TS_WGMMA_R56 ", " \
+  "%56, %57, %58, %59, %60, %61, %62, %63"
 #define TS_WGMMA_R88 \
   TS_WGMMA_R64 ", " \
   "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, " \
   "%80, %81, %82, %83, %84, %85, %86, %87"
-#define TS_WGMMA_R128 \
+#define TS_WGMMA_R96 \
   TS_WGMMA_R88 ", " \
-  "%88, %89, %90, %91, %92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102, %103, " \
-  "%104, %105, %106, %107, %108, %109, %110, %111, %112, %113, %114, %115, %116, %117, %118, %119, " \
-  "%120, %121, %122, %123, %124, %125, %126, %127"
+  "%88, %89, %90, %91, %92, %93, %94, %95"
+#define TS_WGMMA_R128 \
+  TS_WGMMA_R96 ", " \
+  "%96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, " \
+  "%112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127"
 #define TS_WGMMA_REGS32 "{" TS_WGMMA_R32 "}"
+#define TS_WGMMA_REGS40 "{" TS_WGMMA_R40 "}"
+#define TS_WGMMA_REGS56 "{" TS_WGMMA_R56 "}"
 #define TS_WGMMA_REGS64 "{" TS_WGMMA_R64 "}"
 #define TS_WGMMA_REGS88 "{" TS_WGMMA_R88 "}"
+#define TS_WGMMA_REGS96 "{" TS_WGMMA_R96 "}"
 #define TS_WGMMA_REGS128 "{" TS_WGMMA_R128 "}"
 
 #define TS_WGMMA_M64N256K16(TYPE)                                                                          \
@@ -241,67 +258,75 @@ __device__ __forceinline__ void wgmma_m64n256k16(float (&d)[128], uint64_t desc_
 }
 
 // d[64 x N] (+)= A[64 x 16] * B[16 x N], A and B in shared memory, both K-major: S = Q K^T of
-// the attention kernel, Q's rows and K's rows both holding the head dim contiguous; N = 128 or
-// 176 keys. The accumulator layout is m64n256's (above) cut at N columns: d[4i .. 4i + 3],
+// the attention kernel, Q's rows and K's rows both holding the head dim contiguous; N = 80, 112,
+// 128 or 176 keys. The accumulator layout is m64n256's (above) cut at N columns: d[4i .. 4i + 3],
 // i = 0..N/8 - 1.
 template <bool kIsBf16, int N>
 __device__ __forceinline__ void wgmma_m64nNk16_ss(float (&d)[N / 2], uint64_t desc_a, uint64_t desc_b,
                                                   uint32_t accumulate) {
-  static_assert(N == 128 || N == 176, "the attention kernel's key tiles");
-// Operands: d, then the two descriptors and the predicate: %64.. for N = 128, %88.. for N = 176.
-#define TS_WGMMA_SS(NREGS, TYPE, SHAPE, DESCS, ACC)                                                          \
-  asm volatile("{\n .reg .pred p;\n setp.ne.b32 p, " ACC ", 0;\n"                                          \
-               "wgmma.mma_async.sync.aligned." SHAPE ".f32." TYPE "." TYPE " " TS_WGMMA_REGS##NREGS ", " DESCS  \
-               ", p, 1, 1, 0, 0;\n}\n"                                                                      \
-               : TS_WGMMA_D##NREGS                                                                           \
-               : "l"(desc_a), "l"(desc_b), "r"(accumulate))
-  if constexpr (N == 128) {
-    if constexpr (kIsBf16) {
-      TS_WGMMA_SS(64, "bf16", "m64n128k16", "%64, %65", "%66");
-    } else {
-      TS_WGMMA_SS(64, "f16", "m64n128k16", "%64, %65", "%66");
-    }
+  static_assert(N == 80 || N == 112 || N == 128 || N == 176, "the attention kernel's key tiles");
+// Operands: d (N / 2 of them), then the two descriptors and the predicate.
+#define TS_WGMMA_SS(NREGS, SHAPE, DESCS, ACC)                                                                \
+  if constexpr (kIsBf16) {                                                                                   \
+    asm volatile("{\n .reg .pred p;\n setp.ne.b32 p, " ACC ", 0;\n"                                         \
+                 "wgmma.mma_async.sync.aligned." SHAPE ".f32.bf16.bf16 " TS_WGMMA_REGS##NREGS ", " DESCS        \
+                 ", p, 1, 1, 0, 0;\n}\n"                                                                    \
+                 : TS_WGMMA_D##NREGS                                                                         \
+                 : "l"(desc_a), "l"(desc_b), "r"(accumulate));                                              \
+  } else {                                                                                                   \
+    asm volatile("{\n .reg .pred p;\n setp.ne.b32 p, " ACC ", 0;\n"                                         \
+                 "wgmma.mma_async.sync.aligned." SHAPE ".f32.f16.f16 " TS_WGMMA_REGS##NREGS ", " DESCS          \
+                 ", p, 1, 1, 0, 0;\n}\n"                                                                    \
+                 : TS_WGMMA_D##NREGS                                                                         \
+                 : "l"(desc_a), "l"(desc_b), "r"(accumulate));                                              \
+  }
+  if constexpr (N == 80) {
+    TS_WGMMA_SS(40, "m64n80k16", "%40, %41", "%42");
+  } else if constexpr (N == 112) {
+    TS_WGMMA_SS(56, "m64n112k16", "%56, %57", "%58");
+  } else if constexpr (N == 128) {
+    TS_WGMMA_SS(64, "m64n128k16", "%64, %65", "%66");
   } else {
-    if constexpr (kIsBf16) {
-      TS_WGMMA_SS(88, "bf16", "m64n176k16", "%88, %89", "%90");
-    } else {
-      TS_WGMMA_SS(88, "f16", "m64n176k16", "%88, %89", "%90");
-    }
+    TS_WGMMA_SS(88, "m64n176k16", "%88, %89", "%90");
   }
 #undef TS_WGMMA_SS
 }
 
 // d[64 x N] (+)= A[64 x 16] * B[16 x N] with A in registers ("RS"): O += P V of the attention
 // kernel, P straight from the softmax. B is MN-major (V's rows hold N = the head dim
-// contiguous), N = 64 or 128. A's fragment is mma.sync's m16n8k16 one per warp (warp w holds
-// rows 16w..16w+15): a[0] = (row g, cols 2t, 2t+1), a[1] = (row g + 8, same cols), a[2] and
-// a[3] the same rows at cols 2t + 8, 2t + 9, two 16-bit values per register, low half first.
-// That is, element for element, the accumulator layout of the 16 columns it came from.
-// The wgmma reads a[] after it returns: the registers must stay untouched until the wait that
-// covers it (fence_operands keeps the compiler from reusing them before).
+// contiguous, in 64-column panels), N = 64, 128, 192 or 256. A's fragment is mma.sync's m16n8k16
+// one per warp (warp w holds rows 16w..16w+15): a[0] = (row g, cols 2t, 2t+1), a[1] = (row g + 8,
+// same cols), a[2] and a[3] the same rows at cols 2t + 8, 2t + 9, two 16-bit values per register,
+// low half first. That is, element for element, the accumulator layout of the 16 columns it came
+// from. The wgmma reads a[] after it returns: the registers must stay untouched until the wait
+// that covers it (fence_operands keeps the compiler from reusing them before).
 template <bool kIsBf16, int N>
 __device__ __forceinline__ void wgmma_m64nNk16_rs(float (&d)[N / 2], const uint32_t (&a)[4], uint64_t desc_b,
                                                   uint32_t accumulate) {
-  static_assert(N == 64 || N == 128, "the attention kernel's head dims");
-// Operands: d, then a[0..3], the descriptor and the predicate: %32.. for N = 64, %64.. for N = 128.
-#define TS_WGMMA_RS(NREGS, TYPE, SHAPE, A, DESC, ACC)                                                        \
-  asm volatile("{\n .reg .pred p;\n setp.ne.b32 p, " ACC ", 0;\n"                                          \
-               "wgmma.mma_async.sync.aligned." SHAPE ".f32." TYPE "." TYPE " " TS_WGMMA_REGS##NREGS ", " A      \
-               ", " DESC ", p, 1, 1, 1;\n}\n"                                                              \
-               : TS_WGMMA_D##NREGS                                                                           \
-               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "r"(accumulate))
+  static_assert(N == 64 || N == 128 || N == 192 || N == 256, "the attention kernel's head dims, whole panels");
+// Operands: d (N / 2 of them), then a[0..3], the descriptor and the predicate.
+#define TS_WGMMA_RS(NREGS, SHAPE, A, DESC, ACC)                                                              \
+  if constexpr (kIsBf16) {                                                                                   \
+    asm volatile("{\n .reg .pred p;\n setp.ne.b32 p, " ACC ", 0;\n"                                         \
+                 "wgmma.mma_async.sync.aligned." SHAPE ".f32.bf16.bf16 " TS_WGMMA_REGS##NREGS ", " A            \
+                 ", " DESC ", p, 1, 1, 1;\n}\n"                                                             \
+                 : TS_WGMMA_D##NREGS                                                                         \
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "r"(accumulate));               \
+  } else {                                                                                                   \
+    asm volatile("{\n .reg .pred p;\n setp.ne.b32 p, " ACC ", 0;\n"                                         \
+                 "wgmma.mma_async.sync.aligned." SHAPE ".f32.f16.f16 " TS_WGMMA_REGS##NREGS ", " A              \
+                 ", " DESC ", p, 1, 1, 1;\n}\n"                                                             \
+                 : TS_WGMMA_D##NREGS                                                                         \
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "r"(accumulate));               \
+  }
   if constexpr (N == 64) {
-    if constexpr (kIsBf16) {
-      TS_WGMMA_RS(32, "bf16", "m64n64k16", "{%32, %33, %34, %35}", "%36", "%37");
-    } else {
-      TS_WGMMA_RS(32, "f16", "m64n64k16", "{%32, %33, %34, %35}", "%36", "%37");
-    }
+    TS_WGMMA_RS(32, "m64n64k16", "{%32, %33, %34, %35}", "%36", "%37");
+  } else if constexpr (N == 128) {
+    TS_WGMMA_RS(64, "m64n128k16", "{%64, %65, %66, %67}", "%68", "%69");
+  } else if constexpr (N == 192) {
+    TS_WGMMA_RS(96, "m64n192k16", "{%96, %97, %98, %99}", "%100", "%101");
   } else {
-    if constexpr (kIsBf16) {
-      TS_WGMMA_RS(64, "bf16", "m64n128k16", "{%64, %65, %66, %67}", "%68", "%69");
-    } else {
-      TS_WGMMA_RS(64, "f16", "m64n128k16", "{%64, %65, %66, %67}", "%68", "%69");
-    }
+    TS_WGMMA_RS(128, "m64n256k16", "{%128, %129, %130, %131}", "%132", "%133");
   }
 #undef TS_WGMMA_RS
 }

@@ -97,19 +97,24 @@ struct Shape {
 
 // softmax(scale * q k^T, causal: key j visible to query i when j <= i) v, in double, from the
 // definition. A row with a NaN among its visible scores is NaN; a row with no visible key is 0.
+// `rows`: only these queries of each (batch, head), out [B, H, rows.size(), D]; empty: all of them.
 std::vector<double> reference(const Tensor& q_cpu, const Tensor& k_cpu, const Tensor& v_cpu, bool causal,
-                              double scale) {
+                              double scale, std::vector<int64_t> rows = {}) {
   const int64_t B = q_cpu.shape()[0], H = q_cpu.shape()[1], S = q_cpu.shape()[2], D = q_cpu.shape()[3];
   const int64_t L = k_cpu.shape()[2];
   if (scale == 0) scale = 1.0 / std::sqrt(static_cast<double>(D));
+  if (rows.empty())
+    for (int64_t i = 0; i < S; ++i) rows.push_back(i);
+  const int64_t R = static_cast<int64_t>(rows.size());
   const std::vector<double> q = q_cpu.to_vector<double>(), k = k_cpu.to_vector<double>(),
                             v = v_cpu.to_vector<double>();  // row-major [B, H, seq, D], whatever the strides
-  std::vector<double> out(static_cast<size_t>(B * H * S * D), 0.0);
+  std::vector<double> out(static_cast<size_t>(B * H * R * D), 0.0);
   std::vector<double> s(static_cast<size_t>(L));
   for (int64_t bh = 0; bh < B * H; ++bh)
-    for (int64_t i = 0; i < S; ++i) {
+    for (int64_t r = 0; r < R; ++r) {
+      const int64_t i = rows[static_cast<size_t>(r)];
       const double* qi = &q[static_cast<size_t>((bh * S + i) * D)];
-      double* oi = &out[static_cast<size_t>((bh * S + i) * D)];
+      double* oi = &out[static_cast<size_t>((bh * R + r) * D)];
       const int64_t visible = causal ? std::min(L, i + 1) : L;
       if (visible == 0) continue;  // no key: 0
       double m = -std::numeric_limits<double>::infinity();
@@ -265,13 +270,22 @@ TEST_CASE("flash attention: supports() refusals name the reason, on any machine"
   const Rung& v1 = kRungs[0];
   const Rung& v2 = kRungs[1];
   const Rung& v3 = kRungs[2];
-  // Head dims: v1 takes 1..128, v2 and v3 64 and 128 only.
-  for (int64_t D : {1, 33, 96, 127}) {
+  // Head dims: v1 takes 1..128, v2 64, 96 and 128, v3 those and 192 and 256.
+  for (int64_t D : {1, 33, 80, 127}) {
     const Tensor x = t({1, 2, 5, D});
     CHECK(reason(v1, x, x, x).find("runs on cuda") != std::string::npos);  // only the device stands in the way
-    CHECK(reason(v2, x, x, x).find(fmt::format("head dim {} is not supported (64 or 128", D)) != std::string::npos);
-    CHECK(reason(v3, x, x, x).find(fmt::format("head dim {} is not supported (64 or 128", D)) != std::string::npos);
+    CHECK(reason(v2, x, x, x).find(fmt::format("head dim {} is not supported (64, 96 or 128;", D)) !=
+          std::string::npos);
+    CHECK(reason(v3, x, x, x).find(fmt::format("head dim {} is not supported (64, 96, 128, 192 or 256;", D)) !=
+          std::string::npos);
   }
+  for (int64_t D : {96, 192, 256}) {
+    const Tensor x = t({1, 2, 5, D});
+    if (D == 96) CHECK(reason(v2, x, x, x).find("runs on cuda") != std::string::npos);
+    CHECK(reason(v3, x, x, x).find("runs on cuda") != std::string::npos);
+  }
+  CHECK(reason(v2, t({1, 2, 5, 192}), t({1, 2, 5, 192}), t({1, 2, 5, 192})).find("head dim 192 is not supported") !=
+        std::string::npos);
   // Strides: v1 reads any; v2 needs a unit last stride and rows of whole 16-byte chunks.
   const Tensor stepped = t({1, 2, 5, 129}).slice(3, 0, 128, 2);   // last stride 2, D = 64
   const Tensor odd_rows = t({1, 2, 5, 68}).narrow(3, 0, 64);      // row stride 68 elements
@@ -335,6 +349,68 @@ TEST_CASE("cuda: flash attention: explicit and negative scales, v1's other head 
       const Inputs in = make_inputs(sh, D, DType::bf16, ++seed);
       check_rungs(in, DType::bf16, sh, D, SdpaAttrs{causal, 0}, seed, {&kRungs[0]});  // v1 runs on every GPU
     }
+}
+
+// The head dims past 64 and 128: 96 (flash_v1, flash_v2, flash_v3), 192 and 256 (flash_v3 alone),
+// each of flash_v3's block shapes for them (D = 96: 128 x 128 causal, 128 x 176 without the mask;
+// 192: 128 x 112; 256: 128 x 80) on odd S and L, L != S, both masks, both dtypes.
+TEST_CASE("cuda: flash attention: head dims 96, 192 and 256 against float64, odd shapes, both masks and dtypes") {
+  if (no_gpu()) return;
+  const uint64_t base_seed = fresh_seed();
+  MESSAGE("seed base ", base_seed);
+  std::vector<Shape> shapes = {{1, 1, 1, 1}, {1, 2, 7, 7}, {2, 1, 65, 65}, {1, 2, 129, 127}, {1, 3, 200, 301}};
+  if (gpu_sweep() == Sweep::once) shapes = {{2, 1, 65, 65}};  // every kernel once
+  if (!gpu_quick()) {
+    shapes.push_back({1, 2, 383, 383});
+    shapes.push_back({1, 2, 1000, 999});
+    shapes.push_back({3, 47, 65, 65});  // more (batch, head) pairs than SMs
+  }
+  uint64_t seed = base_seed;
+  for (const Shape& sh : shapes)
+    for (int64_t D : {96, 192, 256})
+      for (DType dtype : kHalfTypes)
+        for (bool causal : {false, true}) {
+          const Inputs in = make_inputs(sh, D, dtype, ++seed);
+          std::vector<const Rung*> rungs;  // those with a kernel for D (v1: up to 128; v2: 96)
+          for (const Rung* rung : all_rungs())
+            if (rung->supports(in.q, in.k, in.v, {}, nullptr)) rungs.push_back(rung);
+          check_rungs(in, dtype, sh, D, SdpaAttrs{causal, 0}, seed, rungs);
+        }
+}
+
+// A sequence past 16k: S = L = 32768, B = 1, H = 16, D = 128 (flash_v2 and flash_v3), both masks.
+// The float64 reference of every row would be 10^12 operations: 24 rows per head are checked (the
+// first, the last, and rows between, odd ones among them), every output element for being written.
+TEST_CASE("cuda: flash attention: S = 32768 against float64 on sampled rows") {
+  if (no_gpu()) return;
+  if (gpu_quick()) {
+    MESSAGE("skipped: TS_GPU_TEST_QUICK keeps the small shapes");
+    return;
+  }
+  const uint64_t seed = fresh_seed();
+  MESSAGE("seed ", seed);
+  const Shape sh{1, 16, 32768, 32768};
+  const int64_t D = 128;
+  const Inputs in = make_inputs(sh, D, DType::bf16, seed);
+  std::vector<int64_t> rows = {0, 1, 127, 128, 4095, 16383, 16384, 32766, 32767};
+  std::mt19937_64 rng(seed);
+  while (rows.size() < 24) rows.push_back(static_cast<int64_t>(rng() % 32768));
+  for (bool causal : {false, true}) {
+    const std::vector<double> want = reference(in.q_cpu, in.k_cpu, in.v_cpu, causal, 0, rows);
+    for (const Rung* rung : all_rungs()) {
+      if (std::string(rung->name) == "flash_v1") continue;  // the slow rung: its shapes are the small ones
+      INFO(describe(*rung, DType::bf16, sh, D, causal, seed));
+      const Tensor got = run_rung(*rung, in, SdpaAttrs{causal, 0});
+      CHECK(unwritten(got) == 0);
+      const Tensor all = got.reshape({sh.H, sh.S, D});
+      Tensor picked = ts::empty({sh.H, static_cast<int64_t>(rows.size()), D}, DType::bf16);
+      for (size_t r = 0; r < rows.size(); ++r) {
+        Tensor row = picked.narrow(1, static_cast<int64_t>(r), 1);
+        ts::copy_(row, all.narrow(1, rows[r], 1));
+      }
+      CHECK_CLOSE(picked, want, ts::testing::tolerance_for(DType::bf16), seed);
+    }
+  }
 }
 
 TEST_CASE("cuda: flash attention: a NaN in q makes that row NaN and no other") {
@@ -449,12 +525,21 @@ TEST_CASE("cuda: flash attention: no keys (L = 0) gives 0, and bad outputs and h
     Tensor o = ts::empty_like(ok.q);
     CHECK_THROWS_WITH_AS(rung.run(ok.q, ok.k, ok.v, {}, o), doctest::Contains("needs compute capability"), ts::Error);
   }
-  const Inputs d96 = make_inputs({1, 2, 9, 5}, 96, DType::bf16, 9);
-  Tensor out = ts::empty({1, 2, 9, 96}, {DType::bf16, ts::kCUDA});
-  CHECK_THROWS_WITH_AS(ts::sdpa_cuda_flash_v2(d96.q, d96.k, d96.v, {}, out), doctest::Contains("head dim 96"),
+  const Inputs d80 = make_inputs({1, 2, 9, 5}, 80, DType::bf16, 9);
+  Tensor out = ts::empty({1, 2, 9, 80}, {DType::bf16, ts::kCUDA});
+  CHECK_THROWS_WITH_AS(ts::sdpa_cuda_flash_v2(d80.q, d80.k, d80.v, {}, out), doctest::Contains("head dim 80"),
                        ts::Error);
-  CHECK_THROWS_WITH_AS(ts::sdpa_cuda_flash_v3(d96.q, d96.k, d96.v, {}, out), doctest::Contains("head dim 96"),
+  CHECK_THROWS_WITH_AS(ts::sdpa_cuda_flash_v3(d80.q, d80.k, d80.v, {}, out), doctest::Contains("head dim 80"),
                        ts::Error);
+  // flash_v3's steps exist for head dims 64 and 128 only; flash_v3 itself takes 96, 192 and 256.
+  if (runs_here(kRungs[2]))
+    for (int64_t D : {96, 192, 256}) {
+      const Inputs in = make_inputs({1, 2, 9, 5}, D, DType::bf16, 11);
+      Tensor o = ts::empty_like(in.q);
+      for (const Rung& step : kV3Steps)
+        CHECK_THROWS_WITH_AS(step.run(in.q, in.k, in.v, {}, o), doctest::Contains("built for head dims 64 and 128"),
+                             ts::Error);
+    }
 }
 
 // flash_v3 makes a TMA descriptor per input per call; the makers keep them (ops/hopper_tensor_map.h),

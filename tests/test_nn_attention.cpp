@@ -3,8 +3,8 @@
 //
 // Inputs are made on the CPU (standard normal values rounded to the dtype) and, for the GPU
 // cases, copied over, so the reference sees exactly what the path saw. Shapes are odd on
-// purpose: S = 1, 7, 65; L != S both ways; head dims 64, 128 and an odd one (33; flash_v2 and
-// flash_v3 take 64 and 128 only); causal and not; bf16, f16, f32 (the fused paths take bf16 and
+// purpose: S = 1, 7, 65; L != S both ways; head dims 64, 128 and an odd one (33; flash_v2 takes
+// 64, 96 and 128, flash_v3 those and 192 and 256); causal and not; bf16, f16, f32 (the fused paths take bf16 and
 // f16). Seeds are fresh on every run (TS_TEST_SEED=N repeats one) and printed with any failure.
 //
 // On the CPU: naive, inplace and math; NaN propagation; the safe softmax of the math rung; the
@@ -192,12 +192,14 @@ std::vector<AttentionPath> gpu_paths() {
   return paths;
 }
 
-// The paths that can run (path, dtype, D) on a GPU: the fused ones take bf16/f16, flash_v2 and
-// flash_v3 D 64 or 128.
+// The paths that can run (path, dtype, D) on a GPU: the fused ones take bf16/f16; flash_v1 D up
+// to 128, flash_v2 64, 96 or 128, flash_v3 those and 192 or 256.
 bool runs_on_gpu(AttentionPath path, DType dtype, int64_t D) {
   if (!ts::nn::is_fused(path)) return true;
   if (dtype == DType::f32) return false;
-  return path == AttentionPath::flash_v1 ? D <= 128 : D == 64 || D == 128;
+  if (path == AttentionPath::flash_v1) return D <= 128;
+  if (path == AttentionPath::flash_v2) return D == 64 || D == 96 || D == 128;
+  return D == 64 || D == 96 || D == 128 || D == 192 || D == 256;
 }
 
 // What a profiled forward launched on the GPU, per op: kernels, copies.
@@ -304,15 +306,15 @@ TEST_CASE("nn attention: paths by name, and the fused paths refuse a cpu call wi
                            ts::Error);
     }
     // flash_v3's own reasons, before the device's: a head dim it lacks, f32.
-    const Qkv d96 = make_qkv({1, 2, 9, 9, 96, true}, DType::bf16, 1);
-    CHECK(ts::nn::attention_path_refusal(AttentionPath::flash_v3, d96.q, d96.k, d96.v, true).find("head dim 96") !=
+    const Qkv d80 = make_qkv({1, 2, 9, 9, 80, true}, DType::bf16, 1);
+    CHECK(ts::nn::attention_path_refusal(AttentionPath::flash_v3, d80.q, d80.k, d80.v, true).find("head dim 80") !=
           std::string::npos);
     const Qkv f32 = make_qkv({1, 2, 9, 9, 64, true}, DType::f32, 1);
     CHECK(ts::nn::attention_path_refusal(AttentionPath::flash_v3, f32.q, f32.k, f32.v, true).find("dtype f32") !=
           std::string::npos);
     // The layer throws the same reason, once, from dispatch.
     const ts::nn::CausalSelfAttention v3(AttentionPath::flash_v3, 9, ts::kCPU);
-    CHECK_THROWS_WITH_AS(v3.forward(d96.q, d96.k, d96.v), doctest::Contains("head dim 96"), ts::Error);
+    CHECK_THROWS_WITH_AS(v3.forward(d80.q, d80.k, d80.v), doctest::Contains("head dim 80"), ts::Error);
   }
   // A sequence longer than the mask was built for is the caller's mistake, said clearly.
   const ts::nn::CausalSelfAttention small(AttentionPath::naive, 4, ts::kCPU);

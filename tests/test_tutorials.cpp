@@ -156,10 +156,10 @@ TEST_CASE("profiler cuda: tutorial 04 counts every path's kernels on the gpu at 
   // cannot run at all was replaced above, and the replacement decides what it takes.)
   for (const char* path : {"flash_v2", "flash_v3"}) {
     if (!gpu_refusal(path).empty()) continue;
-    const auto [status, out] = run_captured("04_attention", std::string("--path ") + path + " --head-dim 96" + small);
+    const auto [status, out] = run_captured("04_attention", std::string("--path ") + path + " --head-dim 80" + small);
     INFO(out);
     CHECK(status != 0);
-    CHECK(out.find("head dim 96 is not supported") != std::string::npos);
+    CHECK(out.find("head dim 80 is not supported") != std::string::npos);
   }
 }
 

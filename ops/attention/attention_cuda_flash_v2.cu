@@ -17,7 +17,7 @@
 //   - causal: key tiles past the block's last query are never loaded, a warp skips tiles past its
 //     own last row, and only the tiles that cross the diagonal (or the end of L) are masked;
 //   - Br = 128 queries share each K/V tile (v1: 16): 8x less K/V traffic.
-// Supports: bf16, f16; head dims 64 and 128 (a kernel each); any S, L (tails masked), any
+// Supports: bf16, f16; head dims 64, 96 and 128 (a kernel each); any S, L (tails masked), any
 //   B, H strides; the last dim of q, k, v must have stride 1 and rows start 16-byte aligned
 //   (cp.async moves 16 bytes). Hopper's wgmma/TMA would be a rung beside this one.
 // Cost:  4*B*H*S*L*D FLOPs (causal about half, the exact count being 4*B*H*D * sum_i min(i+1, L));
@@ -44,8 +44,12 @@ constexpr int kBrV2 = 16 * kWarpsV2;  // queries per block: 16 per warp (one mma
 constexpr int kBcV2 = 64;             // keys per K/V tile
 constexpr int kThreadsV2 = 32 * kWarpsV2;
 
-// Shared memory: Q [Br][D], then K [2][Bc][D] and V [2][Bc][D] (two buffers each).
-constexpr size_t flash_v2_smem_bytes(int D) { return static_cast<size_t>(kBrV2 + 4 * kBcV2) * D * 2; }
+// A row's room in shared memory: D rounded up to whole groups of 8 chunks of 16 bytes, the
+// swizzle's width (below): 64 and 128 as they are, 96 in 128's room (its last 4 chunks unused).
+__host__ __device__ constexpr int smem_row(int D) { return (D + 63) / 64 * 64; }
+
+// Shared memory: Q [Br][row], then K [2][Bc][row] and V [2][Bc][row] (two buffers each).
+constexpr size_t flash_v2_smem_bytes(int D) { return static_cast<size_t>(kBrV2 + 4 * kBcV2) * smem_row(D) * 2; }
 
 // ---- the instructions: ops/cuda_mma.cuh (cp.async, ldmatrix, mma.sync), and one more -------
 
@@ -56,16 +60,19 @@ constexpr size_t flash_v2_smem_bytes(int D) { return static_cast<size_t>(kBrV2 +
   return y;
 }
 
-// Element offset of 16-byte chunk `chunk` of row `row` in a [rows][D] tile. The chunk index is
-// XORed with row % 8: ldmatrix reads one chunk from each of 8 consecutive rows, and rows of 128
-// or 256 bytes would otherwise all start in the same bank group (an 8-way conflict).
-template <int D>
+// Element offset of 16-byte chunk `chunk` of row `row` in a [rows][kRow] tile (kRow = smem_row(D)).
+// The chunk index is XORed with row % 8: ldmatrix reads one chunk from each of 8 consecutive rows,
+// and rows of 128 or 256 bytes would otherwise all start in the same bank group (an 8-way
+// conflict). The XOR stays within the row because kRow is a whole number of 8-chunk groups.
+template <int kRow>
 __device__ __forceinline__ int swizzle(int row, int chunk) {
-  return row * D + ((chunk ^ (row & 7)) * 8);
+  static_assert(kRow % 64 == 0, "whole groups of 8 chunks");
+  return row * kRow + ((chunk ^ (row & 7)) * 8);
 }
 
 // Copies rows [row0, row0 + kRows) of a [rows, D] matrix (row stride `stride` elements, unit
-// column stride) into a swizzled shared tile; rows at or past `end` become zeros.
+// column stride) into a swizzled shared tile; rows at or past `end` become zeros. Only the D
+// columns are written (D = 96: chunks 0..11 of the row's 16).
 template <typename T, int D, int kRows>
 __device__ __forceinline__ void load_tile_async(T* tile, const T* src, int64_t stride, int64_t row0, int64_t end) {
   constexpr int kChunks = D / 8;  // 16 bytes = 8 elements
@@ -76,7 +83,7 @@ __device__ __forceinline__ void load_tile_async(T* tile, const T* src, int64_t s
     const int r = c / kChunks, chunk = c % kChunks;
     const bool valid = row0 + r < end;
     const T* from = src + (valid ? (row0 + r) * stride : 0) + chunk * 8;  // row 0 when invalid: never read
-    cp_async_16(smem_u32(tile + swizzle<D>(r, chunk)), from, valid);
+    cp_async_16(smem_u32(tile + swizzle<smem_row(D)>(r, chunk)), from, valid);
   }
 }
 
@@ -92,12 +99,13 @@ __device__ __forceinline__ void flash_fwd_v2_block(const FlashProblem& p) {
   constexpr int kSteps = D / 16;      // k-steps of S = Q K^T (16 dims each)
   constexpr int kKeyTiles = Bc / 8;   // n-tiles of S (8 keys each)
   constexpr int kDimTiles = D / 8;    // n-tiles of O (8 dims each)
+  constexpr int kRow = smem_row(D);   // elements per row of the shared tiles
   const float kNegInf = -CUDART_INF_F;
 
   extern __shared__ __align__(16) unsigned char smem[];
-  T* Qs = reinterpret_cast<T*>(smem);  // [Br][D]
-  T* Ks = Qs + Br * D;                 // [2][Bc][D]
-  T* Vs = Ks + 2 * Bc * D;             // [2][Bc][D]
+  T* Qs = reinterpret_cast<T*>(smem);  // [Br][kRow]
+  T* Ks = Qs + Br * kRow;              // [2][Bc][kRow]
+  T* Vs = Ks + 2 * Bc * kRow;          // [2][Bc][kRow]
 
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int g = lane / 4, t = lane % 4;  // mma fragment coordinates (see mma_16816)
@@ -129,7 +137,8 @@ __device__ __forceinline__ void flash_fwd_v2_block(const FlashProblem& p) {
   const int warp_row = warp * 16;
   uint32_t q_frag[kSteps][4];
 #pragma unroll
-  for (int s = 0; s < kSteps; ++s) ldmatrix_x4(q_frag[s], smem_u32(Qs + swizzle<D>(warp_row + lane % 16, 2 * s + lane / 16)));
+  for (int s = 0; s < kSteps; ++s)
+    ldmatrix_x4(q_frag[s], smem_u32(Qs + swizzle<kRow>(warp_row + lane % 16, 2 * s + lane / 16)));
   // A negative scale: negate Q (flip the sign bits) so that scale > 0 below and the running max
   // of raw scores is also the max of the scaled ones.
   float scale_log2 = p.scale * 1.4426950408889634f;  // scale * log2(e): exp(x * scale) = exp2(x * scale_log2)
@@ -155,14 +164,14 @@ __device__ __forceinline__ void flash_fwd_v2_block(const FlashProblem& p) {
       __syncthreads();  // tile `tile` is visible to all, and every warp is done with tile - 1 (buffer buf ^ 1)
     }
     if (tile + 1 < n_tiles) {  // the next tile loads into the other buffer while this one is computed
-      load_tile_async<T, D, Bc>(Ks + (buf ^ 1) * Bc * D, k, p.k_s, int64_t(tile + 1) * Bc, p.L);
-      load_tile_async<T, D, Bc>(Vs + (buf ^ 1) * Bc * D, v, p.v_s, int64_t(tile + 1) * Bc, p.L);
+      load_tile_async<T, D, Bc>(Ks + (buf ^ 1) * Bc * kRow, k, p.k_s, int64_t(tile + 1) * Bc, p.L);
+      load_tile_async<T, D, Bc>(Vs + (buf ^ 1) * Bc * kRow, v, p.v_s, int64_t(tile + 1) * Bc, p.L);
       cp_async_commit();
     }
     const int64_t j0 = int64_t(tile) * Bc;
     if (p.causal && j0 > row_last) continue;  // every key of this tile is in all of this warp's rows' future
-    const T* Kt = Ks + buf * Bc * D;
-    const T* Vt = Vs + buf * Bc * D;
+    const T* Kt = Ks + buf * Bc * kRow;
+    const T* Vt = Vs + buf * Bc * kRow;
 
     // S = Q K^T: 16 rows x Bc keys. B[k = dim][n = key] = K[key][dim]: K's rows as stored are the
     // "col" operand, so ldmatrix without .trans. Matrix m: keys +8*(m/2), dims +8*(m%2);
@@ -173,7 +182,7 @@ __device__ __forceinline__ void flash_fwd_v2_block(const FlashProblem& p) {
 #pragma unroll
       for (int n = 0; n < kKeyTiles; n += 2) {
         uint32_t kf[4];
-        ldmatrix_x4(kf, smem_u32(Kt + swizzle<D>(n * 8 + lane % 8 + (lane / 16) * 8, 2 * s + (lane / 8) % 2)));
+        ldmatrix_x4(kf, smem_u32(Kt + swizzle<kRow>(n * 8 + lane % 8 + (lane / 16) * 8, 2 * s + (lane / 8) % 2)));
         mma_16816<T>(S[n], q_frag[s], kf[0], kf[1]);
         mma_16816<T>(S[n + 1], q_frag[s], kf[2], kf[3]);
       }
@@ -240,7 +249,7 @@ __device__ __forceinline__ void flash_fwd_v2_block(const FlashProblem& p) {
 #pragma unroll
       for (int d = 0; d < kDimTiles; d += 2) {
         uint32_t vf[4];
-        ldmatrix_x4_trans(vf, smem_u32(Vt + swizzle<D>(16 * s + lane % 8 + ((lane / 8) % 2) * 8, d + lane / 16)));
+        ldmatrix_x4_trans(vf, smem_u32(Vt + swizzle<kRow>(16 * s + lane % 8 + ((lane / 8) % 2) * 8, d + lane / 16)));
         mma_16816<T>(acc[d], pa, vf[0], vf[1]);
         mma_16816<T>(acc[d + 1], pa, vf[2], vf[3]);
       }
@@ -267,12 +276,19 @@ __device__ __forceinline__ void flash_fwd_v2_block(const FlashProblem& p) {
 }
 
 // One kernel per dtype and head dim, named for the trace. 8 warps of 16 queries; d64 fits two
-// blocks per SM (registers capped at 128 per thread), d128 one (its O alone is 64 registers).
+// blocks per SM (registers capped at 128 per thread), d96 and d128 one (d128's O alone is 64
+// registers; d96's shared tiles are d128's size).
 __global__ void __launch_bounds__(kThreadsV2, 2) ts_flash_attn_fwd_v2_bf16_d64(FlashProblem p) {
   flash_fwd_v2_block<__nv_bfloat16, 64>(p);
 }
 __global__ void __launch_bounds__(kThreadsV2, 2) ts_flash_attn_fwd_v2_f16_d64(FlashProblem p) {
   flash_fwd_v2_block<__half, 64>(p);
+}
+__global__ void __launch_bounds__(kThreadsV2, 1) ts_flash_attn_fwd_v2_bf16_d96(FlashProblem p) {
+  flash_fwd_v2_block<__nv_bfloat16, 96>(p);
+}
+__global__ void __launch_bounds__(kThreadsV2, 1) ts_flash_attn_fwd_v2_f16_d96(FlashProblem p) {
+  flash_fwd_v2_block<__half, 96>(p);
 }
 __global__ void __launch_bounds__(kThreadsV2, 1) ts_flash_attn_fwd_v2_bf16_d128(FlashProblem p) {
   flash_fwd_v2_block<__nv_bfloat16, 128>(p);
@@ -284,7 +300,7 @@ __global__ void __launch_bounds__(kThreadsV2, 1) ts_flash_attn_fwd_v2_f16_d128(F
 bool sdpa_cuda_flash_v2_supports(const Tensor& q, const Tensor& k, const Tensor& v, const SdpaAttrs&,
                                  std::string* why) {
   if (!flash_common_supports("flash_v2", q, k, v, why)) return false;
-  if (!flash_tensor_core_supports("flash_v2", "cp.async", q, k, v, why)) return false;
+  if (!flash_tensor_core_supports("flash_v2", "cp.async", {64, 96, 128}, q, k, v, why)) return false;
   return flash_device_supports("flash_v2", q, k, v, why);
 }
 
@@ -296,21 +312,25 @@ void launch_flash_v2(const Tensor& q, const Tensor& k, const Tensor& v, const Sd
   flash_check_out("flash_v2", q, out);
   TS_CHECK(aligned16(out.data_ptr()), "sdpa flash_v2: out's data must be 16-byte aligned");
   const FlashProblem p = flash_problem(q, k, v, attrs, out);
-  TS_CHECK(p.D == 64 || p.D == 128, "sdpa flash_v2: head dim {} has no kernel (supports() refuses it)", p.D);
+  TS_CHECK(p.D == 64 || p.D == 96 || p.D == 128, "sdpa flash_v2: head dim {} has no kernel (supports() refuses it)",
+           p.D);
   const int64_t blocks = ceil_div(p.S, kBrV2) * p.B * p.H;
   if (blocks == 0) return;
   TS_CHECK(blocks <= std::numeric_limits<int>::max(), "sdpa flash_v2: {} blocks of {} queries exceed a grid",
            blocks, kBrV2);
   const bool bf16 = q.dtype() == DType::bf16;
   void (*kernel)(FlashProblem) = nullptr;
-  static std::atomic<uint64_t> allowed[4];  // per kernel: devices it may use its shared memory on
+  static std::atomic<uint64_t> allowed[6];  // per kernel: devices it may use its shared memory on
   int which = 0;
   if (p.D == 64) {
     kernel = bf16 ? ts_flash_attn_fwd_v2_bf16_d64 : ts_flash_attn_fwd_v2_f16_d64;
     which = bf16 ? 0 : 1;
+  } else if (p.D == 96) {
+    kernel = bf16 ? ts_flash_attn_fwd_v2_bf16_d96 : ts_flash_attn_fwd_v2_f16_d96;
+    which = bf16 ? 2 : 3;
   } else {
     kernel = bf16 ? ts_flash_attn_fwd_v2_bf16_d128 : ts_flash_attn_fwd_v2_f16_d128;
-    which = bf16 ? 2 : 3;
+    which = bf16 ? 4 : 5;
   }
   const size_t smem = flash_v2_smem_bytes(static_cast<int>(p.D));
   allow_smem(kernel, smem, q.device().index, allowed[which]);

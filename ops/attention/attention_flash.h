@@ -4,7 +4,7 @@
 //
 //   flash_v1  attention_cuda_flash_v1.cu  online softmax over K/V tiles in shared memory, scalar f32 FMAs
 //   flash_v2  attention_cuda_flash_v2.cu  the same algorithm on tensor cores (mma.sync m16n8k16, ldmatrix,
-//                                         cp.async double buffering), head dims 64 and 128
+//                                         cp.async double buffering), head dims 64, 96 and 128
 //   flash_v3  attention_cuda_flash_v3.cu  Hopper's own (sm_90a): TMA loads into a ring of stages, a
 //                                         producer warpgroup and two consumer warpgroups, wgmma for
 //                                         both products, the softmax overlapped with the tensor cores

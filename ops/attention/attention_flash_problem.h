@@ -9,8 +9,10 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <initializer_list>
 #include <string>
 
 #include "ops/attention/attention_flash.h"
@@ -80,15 +82,20 @@ inline bool flash_common_supports(const char* rung, const Tensor& q, const Tenso
   return true;
 }
 
-// The layout rules of the tensor-core rungs (v2, v3): head dim 64 or 128; q, k, v with a unit
-// last stride, every other stride a multiple of 8 elements (16 bytes; 0 too, a broadcast dim) or
-// its dim of size 1, and 16-byte aligned data. `mover` says what moves the 16-byte units.
-inline bool flash_tensor_core_supports(const char* rung, const char* mover, const Tensor& q, const Tensor& k,
-                                       const Tensor& v, std::string* why) {
+// The layout rules of the tensor-core rungs (v2, v3): a head dim the rung has a kernel for (in
+// `head_dims`); q, k, v with a unit last stride, every other stride a multiple of 8 elements (16
+// bytes; 0 too, a broadcast dim) or its dim of size 1, and 16-byte aligned data. `mover` says what
+// moves the 16-byte units.
+inline bool flash_tensor_core_supports(const char* rung, const char* mover, std::initializer_list<int64_t> head_dims,
+                                       const Tensor& q, const Tensor& k, const Tensor& v, std::string* why) {
   const int64_t D = q.shape()[3];
-  if (D != 64 && D != 128)
-    return flash_refuse(why, fmt::format("sdpa {}: head dim {} is not supported (64 or 128; flash_v1 "
-                                         "takes any head dim up to 128)", rung, D));
+  if (std::find(head_dims.begin(), head_dims.end(), D) == head_dims.end()) {
+    std::string dims;  // "64, 96 or 128"
+    for (auto it = head_dims.begin(); it != head_dims.end(); ++it)
+      dims += fmt::format("{}{}", it == head_dims.begin() ? "" : it + 1 == head_dims.end() ? " or " : ", ", *it);
+    return flash_refuse(why, fmt::format("sdpa {}: head dim {} is not supported ({}; flash_v1 takes any head dim "
+                                         "up to 128)", rung, D, dims));
+  }
   auto rows_are_chunks = [](const Tensor& x) {
     if (x.strides()[3] != 1 && x.shape()[3] != 1) return false;
     for (int d = 0; d < 3; ++d)

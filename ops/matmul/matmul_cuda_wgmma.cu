@@ -24,6 +24,15 @@
 //   - a persistent grid: one block per SM loops over output tiles, in groups of 16 tile rows that
 //     walk their tile columns together (the tiles in flight share their A rows and B columns in
 //     L2).
+// The roles, in the order a reader meets them below:
+//   WgmmaShared        the block's shared memory: the ring of A and B stages, their full and empty
+//                      mbarriers, and the staged output tile
+//   TileScheduler      which output tile a block does next (the grouped, persistent order)
+//   produce            the producer's one thread: every TMA load of the block
+//   Consumer           a consumer warpgroup: mainloop (a tile's wgmmas over its k-steps, stages
+//                      given back), the epilogues' values (linear_pair, geglu_pair), and the two
+//                      ways out (store_tma, store_registers)
+//   gemm_wgmma_kernel  the block: barriers, then warpgroup 0 produces and warpgroups 1, 2 consume
 // The GeGLU epilogue (linear_geglu): B's 256 rows are 128 rows of the gate half of the weight and
 //   the same 128 rows of the up half, so every thread holds gate and up for the same outputs (the
 //   accumulators of columns c and 128 + c) and writes gelu_tanh(gate) * up: a 128 x 128 tile of the
@@ -59,7 +68,7 @@ constexpr uint32_t kBytesB = kBN * kBK * 2;  // 32 KiB
 enum class Epilogue { linear, geglu };
 
 struct WgmmaProblem {
-  int M = 0, N = 0, K = 0, batch = 1;  // N: output columns (hidden for the GeGLU epilogue)
+  int M = 0, N = 0, K = 0, batches = 1;  // N: output columns (hidden for the GeGLU epilogue)
   int tiles_m = 0, tiles_n = 0;
   int up_row = 0;          // GeGLU: the weight row where the up half starts
   bool tma_store = false;  // the output's rows are 16-byte aligned: tiles leave through TMA
@@ -87,20 +96,120 @@ constexpr size_t kSmemBytes = kStagesOf<kEpi> * (kBytesA + kBytesB) + kBytesOut<
 static_assert(kSmemBytes<Epilogue::linear> <= 227 * 1024 && kSmemBytes<Epilogue::geglu> <= 227 * 1024,
               "an H100/H200 block has at most 227 KiB of shared memory");
 
-// Tile `tile` of the persistent loop -> (batch, first row, first output column).
+// ---- WgmmaShared: the block's shared memory --------------------------------------------------
+
+// The stages and their mbarriers. full: TMA -> consumers, the stage's A and B have landed (the
+// producer's arrive_expect_tx and the bytes); empty: consumers -> producer, done reading it (lane 0
+// of every consumer warp).
+template <typename T, Epilogue kEpi>
+struct WgmmaShared {
+  static constexpr int kStages = kStagesOf<kEpi>;
+  T* ring_a;        // [kStages][kBM rows][kBK]
+  T* ring_b;        // [kStages][kBN x kBK]
+  T* staged_out;    // [kConsumers][boxes][64][64]
+  uint64_t* full;   // [kStages]
+  uint64_t* empty;  // [kStages]
+
+  __device__ __forceinline__ explicit WgmmaShared(uint8_t* raw) {
+    uint8_t* smem = reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(raw) + 1023) & ~uintptr_t{1023});
+    ring_a = reinterpret_cast<T*>(smem);
+    ring_b = reinterpret_cast<T*>(smem + kStages * kBytesA);
+    staged_out = reinterpret_cast<T*>(smem + kStages * (kBytesA + kBytesB));
+    full = reinterpret_cast<uint64_t*>(smem + kStages * (kBytesA + kBytesB) + kBytesOut<kEpi>);
+    empty = full + kStages;
+  }
+  // One thread, before the block's __syncthreads.
+  __device__ __forceinline__ void init_barriers() const {
+    for (int s = 0; s < kStages; ++s) {
+      hopper::mbarrier_init(&full[s], 1);                // the producer's arrive_expect_tx (+ the bytes)
+      hopper::mbarrier_init(&empty[s], kConsumers * 4);  // lane 0 of every consumer warp
+    }
+    hopper::fence_barrier_init();
+  }
+  __device__ __forceinline__ T* stage_a(int stage) const { return ring_a + stage * kBM * kBK; }
+  __device__ __forceinline__ T* stage_b(int stage) const { return ring_b + stage * kBN * kBK; }
+};
+
+// ---- TileScheduler: which output tile a block does next ----------------------------------------
+
+struct TileOrigin {
+  int batch, m0, n0;  // the tile's batch, first row and first output column
+};
+
+// A block takes tiles blockIdx.x, blockIdx.x + gridDim.x, ... of one order (a persistent grid).
+// Within a batch the order goes by groups of kGroupM tile rows (the last group may be shorter),
+// each group a tile column at a time, down that column's rows: the tiles in flight at once, one
+// per SM, share their A rows and B columns in L2. The producer and each consumer walk their own
+// copy, so they visit the same tiles in the same order.
 template <Epilogue kEpi>
-__device__ __forceinline__ void tile_origin(int tile, const WgmmaProblem& p, int& b, int& m0, int& n0) {
-  const int per_batch = p.tiles_m * p.tiles_n;
-  b = tile / per_batch;
-  const int t = tile % per_batch;
-  const int group = t / (kGroupM * p.tiles_n);
-  const int first_m = group * kGroupM;
-  const int rows_in_group = min(p.tiles_m - first_m, kGroupM);
-  const int in_group = t % (kGroupM * p.tiles_n);
-  m0 = (first_m + in_group % rows_in_group) * kBM;
-  n0 = (in_group / rows_in_group) * kOutCols<kEpi>;
+struct TileScheduler {
+  int tiles_m, tiles_n;  // tiles per column and per row of one batch
+  int tiles;             // in all batches
+  int tile = 0;          // this block's current tile
+
+  __device__ __forceinline__ explicit TileScheduler(const WgmmaProblem& problem)
+      : tiles_m(problem.tiles_m),
+        tiles_n(problem.tiles_n),
+        tiles(problem.tiles_m * problem.tiles_n * problem.batches) {}
+  __device__ __forceinline__ void start() { tile = blockIdx.x; }  // the block's first tile
+  __device__ __forceinline__ bool has_tile() const { return tile < tiles; }
+  __device__ __forceinline__ void advance() { tile += gridDim.x; }
+  __device__ __forceinline__ TileOrigin origin() const {
+    const int per_batch = tiles_m * tiles_n;
+    TileOrigin at;
+    at.batch = tile / per_batch;
+    const int in_batch = tile % per_batch;
+    const int group = in_batch / (kGroupM * tiles_n);
+    const int first_m = group * kGroupM;
+    const int rows_in_group = min(tiles_m - first_m, kGroupM);
+    const int in_group = in_batch % (kGroupM * tiles_n);
+    at.m0 = (first_m + in_group % rows_in_group) * kBM;
+    at.n0 = (in_group / rows_in_group) * kOutCols<kEpi>;
+    return at;
+  }
+};
+
+// ---- produce: the producer warpgroup's one thread ----------------------------------------------
+
+// Every load of the block, in the order the consumers read them: for each tile and k-step, wait
+// until the consumers gave the next stage back, announce its bytes on its full barrier, and ask
+// the TMA engine for the k-step's A (128 x 64) and B (64 x 256).
+template <typename T, bool kBKMajor, Epilogue kEpi>
+__device__ __forceinline__ void produce(const WgmmaShared<T, kEpi>& sh, TileScheduler<kEpi> sched,
+                                        const WgmmaProblem& problem, int k_steps, const CUtensorMap* map_a,
+                                        const CUtensorMap* map_b) {
+  using namespace hopper;
+  uint32_t phase = 0;  // the parity of the stage's current pass around the ring
+  int stage = 0;       // the next stage to fill
+  for (sched.start(); sched.has_tile(); sched.advance()) {
+    const TileOrigin at = sched.origin();
+    for (int ks = 0; ks < k_steps; ++ks) {
+      uint64_t* full = &sh.full[stage];
+      mbarrier_wait(&sh.empty[stage], phase ^ 1);  // the consumers gave this stage back
+      mbarrier_arrive_expect_tx(full, kBytesA + kBytesB);
+      const int k0 = ks * kBK;
+      tma_load_3d(sh.stage_a(stage), map_a, full, k0, at.m0, at.batch);
+      T* tile_b = sh.stage_b(stage);
+      if constexpr (kBKMajor) {  // two boxes of 128 B rows (n) x 64 k
+        const int second = kEpi == Epilogue::geglu ? problem.up_row + at.n0 : at.n0 + kBN / 2;
+        tma_load_3d(tile_b, map_b, full, k0, at.n0, at.batch);
+        tma_load_3d(tile_b + (kBN / 2) * kBK, map_b, full, k0, second, at.batch);
+      } else {  // four boxes of 64 k rows x 64 n columns, side by side in n
+#pragma unroll
+        for (int j = 0; j < kBN / 64; ++j)
+          tma_load_3d(tile_b + j * kBK * 64, map_b, full, at.n0 + 64 * j, k0, at.batch);
+      }
+      if (++stage == kStagesOf<kEpi>) {
+        stage = 0;
+        phase ^= 1;
+      }
+    }
+  }
 }
 
+// ---- Consumer: a consumer warpgroup's main loop and epilogues ----------------------------------
+
+// Two 16-bit outputs at out[0] and out[1] (columns col and col + 1 of N), those inside the matrix.
 template <typename T>
 __device__ __forceinline__ void store_pair(T* out, int col, int N, float v0, float v1) {
   if (col + 1 < N && (N % 2) == 0) {  // two 16-bit values in one aligned 32-bit store
@@ -115,174 +224,189 @@ __device__ __forceinline__ void store_pair(T* out, int col, int N, float v0, flo
   }
 }
 
+// Consumer `index` (warpgroup 1 + index) computes rows 64 * index .. 64 * index + 63 of each of
+// its block's tiles. The accumulator layout: thread (warp, lane) holds rows warp*16 + lane_row
+// (half 0) and + 8 (half 1) of those 64, and columns 8i + 2 * lane_col and 8i + 2 * lane_col + 1
+// of the tile, in d[4i + 2 * half] and d[4i + 2 * half + 1].
+template <typename T, bool kBKMajor, Epilogue kEpi>
+struct Consumer {
+  static constexpr int kPairs = kOutCols<kEpi> / 8;  // accumulator pairs per row: 32, or 16 for the GeGLU
+
+  const WgmmaShared<T, kEpi>& sh;
+  const WgmmaProblem& problem;
+  int index;               // which consumer: rows 64 * index.. of each tile
+  int warp, lane;          // within the warpgroup
+  int lane_row, lane_col;  // lane / 4 (the row within 8), lane % 4 (the column pair within 8)
+  int stage = 0;           // the next stage to read: the one the producer filled in the same order
+  uint32_t phase = 0;      // the parity of the stage's current pass around the ring
+
+  __device__ __forceinline__ Consumer(const WgmmaShared<T, kEpi>& shared, const WgmmaProblem& prob, int consumer)
+      : sh(shared), problem(prob), index(consumer) {
+    warp = (threadIdx.x / 32) % 4;
+    lane = threadIdx.x % 32;
+    lane_row = lane / 4;
+    lane_col = lane % 4;
+  }
+
+  // Hands stage `done` back to the producer (-1: none yet): lane 0 of each warp arrives.
+  __device__ __forceinline__ void give_back(int done) const {
+    if (done >= 0 && lane == 0) hopper::mbarrier_arrive(&sh.empty[done]);
+  }
+
+  // One tile's k-loop: d = this consumer's 64 rows of A times B. Each k-step's four wgmmas are one
+  // group; waiting until at most that group is in flight means the previous stage's group is done
+  // and that stage can go back to the producer while this one multiplies.
+  __device__ __forceinline__ void mainloop(float (&d)[128], int k_steps) {
+    using namespace hopper;
+#pragma unroll
+    for (int i = 0; i < 128; ++i) d[i] = 0.0f;
+    fence_accumulators(d);  // the zeros are written before the first wgmma_fence, not moved past it
+    int previous = -1;
+    for (int ks = 0; ks < k_steps; ++ks) {
+      mbarrier_wait(&sh.full[stage], phase);  // this stage's A and B have landed
+      const T* a = sh.stage_a(stage) + index * 64 * kBK;
+      const T* bt = sh.stage_b(stage);
+      wgmma_fence();
+#pragma unroll
+      for (int k = 0; k < kBK / 16; ++k) {
+        // k advances 16 elements: 32 bytes along a K-major row (the swizzle is applied by the
+        // hardware on the final address), or 16 rows of 128 bytes of the MN-major tile.
+        const uint64_t desc_a = smem_descriptor(a + 16 * k, 16, 1024);
+        const uint64_t desc_b = kBKMajor ? smem_descriptor(bt + 16 * k, 16, 1024)
+                                         : smem_descriptor(bt + 16 * k * 64, kBK * 128, 1024);
+        wgmma_m64n256k16<std::is_same_v<T, __nv_bfloat16>, kBKMajor ? 0 : 1>(d, desc_a, desc_b, 1);
+      }
+      wgmma_commit();
+      fence_accumulators(d);
+      wgmma_wait<1>();  // the previous stage's group is done: give its buffers back
+      give_back(previous);
+      previous = stage;
+      if (++stage == kStagesOf<kEpi>) {
+        stage = 0;
+        phase ^= 1;
+      }
+    }
+    wgmma_wait<0>();
+    give_back(previous);
+    fence_accumulators(d);
+  }
+
+  // The linear epilogue (mm, bmm, addmm): alpha * (A B) + beta * C at output (row, col), C read
+  // only where there is one and inside the matrix.
+  __device__ __forceinline__ float2 linear_pair(const float (&d)[128], const TileOrigin& at, int half, int i, int row,
+                                                int col) const {
+    float v0 = problem.alpha * d[4 * i + 2 * half];
+    float v1 = problem.alpha * d[4 * i + 2 * half + 1];
+    if (problem.c != nullptr && row < problem.M) {
+      const T* c_of_row = static_cast<const T*>(problem.c) + at.batch * problem.c_batch + row * problem.c_row;
+      if (col < problem.N) v0 += problem.beta * to_float(c_of_row[col * problem.c_col]);
+      if (col + 1 < problem.N) v1 += problem.beta * to_float(c_of_row[(col + 1) * problem.c_col]);
+    }
+    return make_float2(v0, v1);
+  }
+  // The GeGLU epilogue (linear_geglu): gelu_tanh(gate) * up, the gate in accumulator pair i and
+  // the up in pair i + 16 (128 columns on).
+  __device__ __forceinline__ float2 geglu_pair(const float (&d)[128], int half, int i) const {
+    return make_float2(gelu_tanh_fast_f32(d[4 * i + 2 * half]) * d[4 * (i + 16) + 2 * half],
+                       gelu_tanh_fast_f32(d[4 * i + 2 * half + 1]) * d[4 * (i + 16) + 2 * half + 1]);
+  }
+  // The two output values of accumulator pair (half, i), at output (row, col).
+  __device__ __forceinline__ float2 value_pair(const float (&d)[128], const TileOrigin& at, int half, int i, int row,
+                                               int col) const {
+    if constexpr (kEpi == Epilogue::geglu) {
+      return geglu_pair(d, half, i);
+    } else {
+      return linear_pair(d, at, half, i, row, col);
+    }
+  }
+
+  // Registers -> this consumer's staging (the TMA store's swizzled boxes of 64 x 64) -> one thread
+  // hands the boxes to the copy engine and the warpgroup goes on to its next tile while they are
+  // written out.
+  __device__ __forceinline__ void store_tma(const float (&d)[128], const CUtensorMap* map_out,
+                                            const TileOrigin& at) const {
+    using namespace hopper;
+    T* staged = sh.staged_out + index * 64 * kOutCols<kEpi>;
+    const bool leader = threadIdx.x % 128 == 0;
+    if (leader) tma_store_wait_read();   // the previous tile's boxes have left
+    named_barrier_sync(1 + index, 128);  // ... and everyone knows it
+#pragma unroll
+    for (int half = 0; half < 2; ++half) {
+      const int r = warp * 16 + lane_row + 8 * half;  // row within the consumer's 64
+#pragma unroll
+      for (int i = 0; i < kPairs; ++i) {
+        const float2 v = value_pair(d, at, half, i, at.m0 + index * 64 + r, at.n0 + 8 * i + 2 * lane_col);
+        // Box i / 8, 16-byte chunk i % 8 of row r, swizzled as the tensor map reads it.
+        const int offset = (i / 8) * 64 * 64 + r * 64 + (((i % 8) ^ (r % 8)) * 8) + 2 * lane_col;
+        *reinterpret_cast<uint32_t*>(staged + offset) = pack2<T>(v.x, v.y);
+      }
+    }
+    fence_proxy_async_shared();          // the generic-proxy writes above, before the copy engine reads
+    named_barrier_sync(1 + index, 128);  // every thread's part is written
+    if (leader) {
+      const int row = at.m0 + index * 64;
+      if (row < problem.M)
+#pragma unroll
+        for (int box = 0; box < kOutCols<kEpi> / 64; ++box)
+          if (at.n0 + 64 * box < problem.N)
+            tma_store_3d(map_out, staged + box * 64 * 64, at.n0 + 64 * box, row, at.batch);
+      tma_store_commit();
+    }
+  }
+
+  // Rows whose length breaks TMA's 16-byte rule: registers -> global, 2 columns per store.
+  __device__ __forceinline__ void store_registers(const float (&d)[128], const TileOrigin& at) const {
+    T* out = static_cast<T*>(problem.out) + at.batch * problem.out_batch;
+#pragma unroll
+    for (int half = 0; half < 2; ++half) {
+      const int row = at.m0 + index * 64 + warp * 16 + lane_row + 8 * half;
+      if (row >= problem.M) continue;
+#pragma unroll
+      for (int i = 0; i < kPairs; ++i) {
+        const int col = at.n0 + 8 * i + 2 * lane_col;
+        const float2 v = value_pair(d, at, half, i, row, col);
+        store_pair(out + row * problem.out_row + col, col, problem.N, v.x, v.y);
+      }
+    }
+  }
+};
+
+// ---- the kernel ----------------------------------------------------------------------------------
+
+// One block per SM (fewer when there are fewer tiles), looping over output tiles. Warpgroup 0 is
+// the producer (one thread of it issues every load); warpgroups 1 and 2 are the consumers, 64 of
+// each tile's 128 rows each.
 template <typename T, bool kBKMajor, Epilogue kEpi>
 __global__ void __launch_bounds__(kThreadsWg, 1)
     gemm_wgmma_kernel(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b,
-                      const __grid_constant__ CUtensorMap map_out, WgmmaProblem p) {
+                      const __grid_constant__ CUtensorMap map_out, WgmmaProblem problem) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-  using namespace hopper;
   extern __shared__ uint8_t smem_raw[];
-  uint8_t* smem = reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(smem_raw) + 1023) & ~uintptr_t{1023});
-  constexpr int kStages = kStagesOf<kEpi>;
-  T* ring_a = reinterpret_cast<T*>(smem);                       // [kStages][kBM rows][kBK]
-  T* ring_b = reinterpret_cast<T*>(smem + kStages * kBytesA);  // [kStages][kBN x kBK]
-  T* staged_out = reinterpret_cast<T*>(smem + kStages * (kBytesA + kBytesB));  // [kConsumers][boxes][64][64]
-  uint64_t* full = reinterpret_cast<uint64_t*>(smem + kStages * (kBytesA + kBytesB) + kBytesOut<kEpi>);
-  uint64_t* empty = full + kStages;
-
-  if (threadIdx.x == 0) {
-    for (int s = 0; s < kStages; ++s) {
-      mbarrier_init(&full[s], 1);                    // the producer's arrive_expect_tx (+ the bytes)
-      mbarrier_init(&empty[s], kConsumers * 4);      // lane 0 of every consumer warp
-    }
-    fence_barrier_init();
-  }
+  const WgmmaShared<T, kEpi> sh(smem_raw);
+  if (threadIdx.x == 0) sh.init_barriers();
   __syncthreads();
-
   const int warpgroup = threadIdx.x / 128;
-  const int k_steps = (p.K + kBK - 1) / kBK;
-  const int tiles = p.tiles_m * p.tiles_n * p.batch;
-
+  const int k_steps = (problem.K + kBK - 1) / kBK;
+  TileScheduler<kEpi> sched(problem);
   if (warpgroup == 0) {
-    // ---- producer: one thread walks the same tiles and k-steps as the consumers, loading ----
-    setmaxnreg_dec<40>();
-    if (threadIdx.x == 0) {
-      int stage = 0;
-      uint32_t phase = 0;
-      for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
-        int b, m0, n0;
-        tile_origin<kEpi>(tile, p, b, m0, n0);
-        for (int ks = 0; ks < k_steps; ++ks) {
-          mbarrier_wait(&empty[stage], phase ^ 1);  // the consumers gave this stage back
-          mbarrier_arrive_expect_tx(&full[stage], kBytesA + kBytesB);
-          const int k0 = ks * kBK;
-          tma_load_3d(ring_a + stage * kBM * kBK, &map_a, &full[stage], k0, m0, b);
-          T* tile_b = ring_b + stage * kBN * kBK;
-          if constexpr (kBKMajor) {  // two boxes of 128 B rows (n) x 64 k
-            const int second = kEpi == Epilogue::geglu ? p.up_row + n0 : n0 + kBN / 2;
-            tma_load_3d(tile_b, &map_b, &full[stage], k0, n0, b);
-            tma_load_3d(tile_b + (kBN / 2) * kBK, &map_b, &full[stage], k0, second, b);
-          } else {  // four boxes of 64 k rows x 64 n columns, side by side in n
-#pragma unroll
-            for (int j = 0; j < kBN / 64; ++j) tma_load_3d(tile_b + j * kBK * 64, &map_b, &full[stage], n0 + 64 * j, k0, b);
-          }
-          if (++stage == kStages) {
-            stage = 0;
-            phase ^= 1;
-          }
-        }
-      }
-    }
+    hopper::setmaxnreg_dec<40>();
+    if (threadIdx.x == 0) produce<T, kBKMajor, kEpi>(sh, sched, problem, k_steps, &map_a, &map_b);
   } else {
-    // ---- consumers: warpgroup 1 computes rows 0..63 of each tile, warpgroup 2 rows 64..127 ----
-    setmaxnreg_inc<232>();
-    const int consumer = warpgroup - 1;
-    const int warp = (threadIdx.x / 32) % 4, lane = threadIdx.x % 32;
-    int stage = 0;
-    uint32_t phase = 0;
-    float d[128];
-    for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
-      int b, m0, n0;
-      tile_origin<kEpi>(tile, p, b, m0, n0);
-#pragma unroll
-      for (int i = 0; i < 128; ++i) d[i] = 0.0f;
-      fence_accumulators(d);  // the zeros are written before the first wgmma_fence, not moved past it
-      int previous = -1;
-      for (int ks = 0; ks < k_steps; ++ks) {
-        mbarrier_wait(&full[stage], phase);  // this stage's A and B have landed
-        const T* a = ring_a + stage * kBM * kBK + consumer * 64 * kBK;
-        const T* bt = ring_b + stage * kBN * kBK;
-        wgmma_fence();
-#pragma unroll
-        for (int k = 0; k < kBK / 16; ++k) {
-          // k advances 16 elements: 32 bytes along a K-major row (the swizzle is applied by the
-          // hardware on the final address), or 16 rows of 128 bytes of the MN-major tile.
-          const uint64_t desc_a = smem_descriptor(a + 16 * k, 16, 1024);
-          const uint64_t desc_b = kBKMajor ? smem_descriptor(bt + 16 * k, 16, 1024)
-                                           : smem_descriptor(bt + 16 * k * 64, kBK * 128, 1024);
-          wgmma_m64n256k16<std::is_same_v<T, __nv_bfloat16>, kBKMajor ? 0 : 1>(d, desc_a, desc_b, 1);
-        }
-        wgmma_commit();
-        fence_accumulators(d);
-        wgmma_wait<1>();  // the previous stage's group is done: give its buffers back
-        if (previous >= 0 && lane == 0) mbarrier_arrive(&empty[previous]);
-        previous = stage;
-        if (++stage == kStages) {
-          stage = 0;
-          phase ^= 1;
-        }
-      }
-      wgmma_wait<0>();
-      if (previous >= 0 && lane == 0) mbarrier_arrive(&empty[previous]);
-      fence_accumulators(d);
-
-      // ---- epilogue: the value of each accumulator pair, then out ----
-      // Thread (warp, g = lane / 4, t = lane % 4) holds rows warp*16 + g (+ 8) of its consumer's
-      // 64, columns 8i + 2t and 8i + 2t + 1 of the tile.
-      const int g = lane / 4, t = lane % 4;
-      auto value_pair = [&](int half, int i, int row, int col, float& v0, float& v1) {
-        if constexpr (kEpi == Epilogue::geglu) {  // gate in accumulators i, up in i + 16 (128 columns on)
-          v0 = gelu_tanh_fast_f32(d[4 * i + 2 * half]) * d[4 * (i + 16) + 2 * half];
-          v1 = gelu_tanh_fast_f32(d[4 * i + 2 * half + 1]) * d[4 * (i + 16) + 2 * half + 1];
-        } else {
-          v0 = p.alpha * d[4 * i + 2 * half];
-          v1 = p.alpha * d[4 * i + 2 * half + 1];
-          if (p.c != nullptr && row < p.M) {
-            const T* c = static_cast<const T*>(p.c) + b * p.c_batch + row * p.c_row;
-            if (col < p.N) v0 += p.beta * to_float(c[col * p.c_col]);
-            if (col + 1 < p.N) v1 += p.beta * to_float(c[(col + 1) * p.c_col]);
-          }
-        }
-      };
-      constexpr int kPairs = kOutCols<kEpi> / 8;  // accumulator pairs per row: 32, or 16 for the GeGLU
-      if (p.tma_store) {
-        // Registers -> this consumer's staging (the TMA store's swizzled boxes of 64 x 64) -> one
-        // thread hands the boxes to the copy engine and the warpgroup goes on to its next tile
-        // while they are written out.
-        T* staged = staged_out + consumer * 64 * kOutCols<kEpi>;
-        const bool leader = threadIdx.x % 128 == 0;
-        if (leader) tma_store_wait_read();       // the previous tile's boxes have left
-        named_barrier_sync(1 + consumer, 128);   // ... and everyone knows it
-#pragma unroll
-        for (int half = 0; half < 2; ++half) {
-          const int r = warp * 16 + g + 8 * half;  // row within the consumer's 64
-#pragma unroll
-          for (int i = 0; i < kPairs; ++i) {
-            float v0, v1;
-            value_pair(half, i, m0 + consumer * 64 + r, n0 + 8 * i + 2 * t, v0, v1);
-            // Box i / 8, 16-byte chunk i % 8 of row r, swizzled as the tensor map reads it.
-            const int offset = (i / 8) * 64 * 64 + r * 64 + (((i % 8) ^ (r % 8)) * 8) + 2 * t;
-            *reinterpret_cast<uint32_t*>(staged + offset) = pack2<T>(v0, v1);
-          }
-        }
-        fence_proxy_async_shared();
-        named_barrier_sync(1 + consumer, 128);
-        if (leader) {
-          const int row = m0 + consumer * 64;
-          if (row < p.M)
-#pragma unroll
-            for (int box = 0; box < kOutCols<kEpi> / 64; ++box)
-              if (n0 + 64 * box < p.N) tma_store_3d(&map_out, staged + box * 64 * 64, n0 + 64 * box, row, b);
-          tma_store_commit();
-        }
+    hopper::setmaxnreg_inc<232>();
+    // The consumers' tile loop reads `problem` as the kernel's own parameter, which no store can
+    // change: the compiler keeps its fields out of the loop and specializes the epilogue on C.
+    Consumer<T, kBKMajor, kEpi> consumer(sh, problem, warpgroup - 1);
+    float d[128];  // the accumulators: this thread's part of the consumer's 64 x 256
+    for (sched.start(); sched.has_tile(); sched.advance()) {
+      const TileOrigin at = sched.origin();
+      consumer.mainloop(d, k_steps);
+      if (problem.tma_store) {
+        consumer.store_tma(d, &map_out, at);
       } else {
-        // Rows whose length breaks TMA's 16-byte rule: registers -> global, 2 columns per store.
-        T* out = static_cast<T*>(p.out) + b * p.out_batch;
-#pragma unroll
-        for (int half = 0; half < 2; ++half) {
-          const int row = m0 + consumer * 64 + warp * 16 + g + 8 * half;
-          if (row >= p.M) continue;
-#pragma unroll
-          for (int i = 0; i < kPairs; ++i) {
-            const int col = n0 + 8 * i + 2 * t;
-            float v0, v1;
-            value_pair(half, i, row, col, v0, v1);
-            store_pair(out + row * p.out_row + col, col, p.N, v0, v1);
-          }
-        }
+        consumer.store_registers(d, at);
       }
     }
-    if (p.tma_store && threadIdx.x % 128 == 0) tma_store_wait_read();  // shared memory outlives the reads
+    if (problem.tma_store && threadIdx.x % 128 == 0) hopper::tma_store_wait_read();  // shared memory outlives the reads
   }
 #else
   __trap();  // built for another architecture: supports() keeps calls away
@@ -292,7 +416,7 @@ __global__ void __launch_bounds__(kThreadsWg, 1)
 // ---- host ------------------------------------------------------------------------------------
 
 template <typename T, bool kBKMajor, Epilogue kEpi>
-void launch_wgmma_typed(const GemmProblem& g, const WgmmaProblem& p, int device, const char* what) {
+void launch_wgmma_typed(const GemmProblem& g, const WgmmaProblem& problem, int device, const char* what) {
   // A: (batch, M rows, K cols); B: K-major (batch, N rows, K cols) or MN-major (batch, K rows, N cols).
   const CUtensorMap map_a =
       hopper::make_tensor_map_16bit(g.a, g.batch, g.M, g.K, g.a_row, g.a_batch, kBM, kBK, what);
@@ -304,46 +428,47 @@ void launch_wgmma_typed(const GemmProblem& g, const WgmmaProblem& p, int device,
   static std::atomic<uint64_t> allowed;  // devices this instance may use its shared memory on
   allow_smem(kernel, kSmemBytes<kEpi>, device, allowed);
   const int sms = hopper::properties(device).multiprocessors;
-  const int tiles = p.tiles_m * p.tiles_n * p.batch;
+  const int tiles = problem.tiles_m * problem.tiles_n * problem.batches;
   // The output in boxes of 64 x 64; when its rows break TMA's alignment rule the kernel stores
   // from registers and this map (of A, a valid stand-in) is never used.
   const CUtensorMap map_out =
-      p.tma_store ? hopper::make_tensor_map_16bit(g.out, g.batch, g.M, g.N, g.out_row, g.out_batch, 64, 64, what)
-                  : map_a;
+      problem.tma_store
+          ? hopper::make_tensor_map_16bit(g.out, g.batch, g.M, g.N, g.out_row, g.out_batch, 64, 64, what)
+          : map_a;
   launch_with_smem(kernel, dim3(static_cast<unsigned>(std::min(tiles, sms))), dim3(kThreadsWg), kSmemBytes<kEpi>,
-                   map_a, map_b, map_out, p);
+                   map_a, map_b, map_out, problem);
 }
 
 template <Epilogue kEpi>
 void launch_wgmma(const GemmProblem& g, const Tensor& out, const char* what) {
   std::string why;  // dispatch asked already; a direct call must not reach a GPU without the code
   TS_CHECK(gpu_meets(sm90a, out.device(), &why), "{}: {}", what, why);
-  WgmmaProblem p;
-  p.M = static_cast<int>(g.M);
-  p.N = static_cast<int>(g.N);
-  p.K = static_cast<int>(g.K);
-  p.batch = static_cast<int>(g.batch);
-  p.tiles_m = static_cast<int>(ceil_div(g.M, kBM));
-  p.tiles_n = static_cast<int>(ceil_div(g.N, kOutCols<kEpi>));
-  p.up_row = static_cast<int>(g.N);
-  p.tma_store = reinterpret_cast<uintptr_t>(g.out) % 16 == 0 && (g.out_row * 2) % 16 == 0 &&
-                (g.batch == 1 || (g.out_batch * 2) % 16 == 0);
-  p.out = g.out;
-  p.out_batch = g.out_batch;
-  p.out_row = g.out_row;
-  p.c = g.c;
-  p.c_batch = 0;
-  p.c_row = g.c_row;
-  p.c_col = g.c_col;
-  p.alpha = g.alpha;
-  p.beta = g.beta;
+  WgmmaProblem problem;
+  problem.M = static_cast<int>(g.M);
+  problem.N = static_cast<int>(g.N);
+  problem.K = static_cast<int>(g.K);
+  problem.batches = static_cast<int>(g.batch);
+  problem.tiles_m = static_cast<int>(ceil_div(g.M, kBM));
+  problem.tiles_n = static_cast<int>(ceil_div(g.N, kOutCols<kEpi>));
+  problem.up_row = static_cast<int>(g.N);
+  problem.tma_store = reinterpret_cast<uintptr_t>(g.out) % 16 == 0 && (g.out_row * 2) % 16 == 0 &&
+                      (g.batch == 1 || (g.out_batch * 2) % 16 == 0);
+  problem.out = g.out;
+  problem.out_batch = g.out_batch;
+  problem.out_row = g.out_row;
+  problem.c = g.c;
+  problem.c_batch = 0;
+  problem.c_row = g.c_row;
+  problem.c_col = g.c_col;
+  problem.alpha = g.alpha;
+  problem.beta = g.beta;
   const bool k_major = g.b_row == 1;
   auto go = [&](auto tag) {
     using T = typename decltype(tag)::type;
     if (k_major) {
-      launch_wgmma_typed<T, true, kEpi>(g, p, out.device().index, what);
+      launch_wgmma_typed<T, true, kEpi>(g, problem, out.device().index, what);
     } else if constexpr (kEpi == Epilogue::linear) {
-      launch_wgmma_typed<T, false, kEpi>(g, p, out.device().index, what);
+      launch_wgmma_typed<T, false, kEpi>(g, problem, out.device().index, what);
     }
   };
   if (out.dtype() == DType::bf16) {
