@@ -566,13 +566,15 @@ TEST_CASE("nn attention: every number tutorials/04_attention.md quotes is in the
   CHECK(kernels.excerpt_lines >= 40);
 }
 
-TEST_CASE("nn attention: every number of ops/attention/README.md's Measured and Tests sections is in the H200 files") {
+TEST_CASE("nn attention: every number of ops/attention/README.md's Measured and Tests sections is in the GPU runs' files") {
   const std::string readme = ts::testing::read_source("ops/attention/README.md");
   const size_t from = readme.find("## Measured"), to = readme.find("## What flash_v3 does not do yet");
   REQUIRE(from != std::string::npos);
   REQUIRE(to != std::string::npos);
   const std::string corpus = ts::testing::read_folder("docs/h200-runs/04_attention") +
-                             ts::testing::read_folder("docs/h200-runs/gpu-check");
+                             ts::testing::read_folder("docs/h200-runs/gpu-check") +
+                             ts::testing::read_folder("docs/h200-runs/bench_h100") +
+                             ts::testing::read_folder("docs/h200-runs/flash_head_dims_h100");
   const ts::testing::QuoteCheck n = ts::testing::check_quotes("ops/attention/README.md", readme.substr(from, to - from), corpus);
   CHECK(n.numbers >= 40);
 }
