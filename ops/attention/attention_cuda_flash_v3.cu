@@ -653,8 +653,10 @@ V3Kernel named_kernel() {
     return bf16 ? ts_flash_attn_fwd_v3_bf16_d128_128x176 : ts_flash_attn_fwd_v3_f16_d128_128x176;
   else if constexpr (D == 192)
     return bf16 ? ts_flash_attn_fwd_v3_bf16_d192_128x112 : ts_flash_attn_fwd_v3_f16_d192_128x112;
-  else
+  else {
+    static_assert(D == 256, "a head dim with no named kernel");
     return bf16 ? ts_flash_attn_fwd_v3_bf16_d256_128x80 : ts_flash_attn_fwd_v3_f16_d256_128x80;
+  }
 }
 
 template <typename T, int D, FlashV3Step kStep, int kConsumersN, int kBcN>
