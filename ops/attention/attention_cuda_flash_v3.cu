@@ -35,13 +35,16 @@
 //   produce        the producer warpgroup's one thread: every TMA load of the block
 //   TurnTaking     the ping-pong between consumers (named barriers)
 //   OnlineSoftmax  the running max and sum of a thread's two rows, P in place of S
+//   ConditionalSoftmax  the same with O rescaled only when the max has moved far (D = 256)
 //   Consumer       a consumer warpgroup: the products, the masks, its main loop per item, and
 //                  the epilogue (out = O / l)
 // Unchanged from v2: the online softmax in exp2 with scale*log2(e) folded into one FFMA, the
 //   running max/sum per row (a row is spread over the 4 threads of a quad: two shuffles), causal
 //   tiles past the block's last query never loaded. New here: the key tiles are visited from the
 //   last one down, so that only the first one or two of an item's iterations pay for masking
-//   (the causal diagonal, the end of L).
+//   (the causal diagonal, the end of L); and at D = 256, O is rescaled only on the tiles where a
+//   row's max passes the exponent's base by more than 8 in log2 units (FlashAttention-4's
+//   conditional rescale, ConditionalSoftmax).
 // Supports: bf16, f16 on a compute capability 9.0 GPU; head dims 64, 96, 128, 192, 256 (the
 //   steps before pingpong: 64 and 128); any S, L, B, H; q, k, v with a unit last stride, other
 //   strides multiples of 8 elements (TMA's 16 bytes) or 0 (a dim broadcast), data 16-byte aligned.
@@ -57,6 +60,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <type_traits>
 
 #include "ops/attention/attention_flash_problem.h"
 #include "ops/cuda_common.cuh"
@@ -103,6 +107,11 @@ struct V3Config {
   static constexpr int kBr = 64 * kConsumersN, kBc = kBcN;
   static constexpr int kStages = kTraits.ring ? (D == 64 ? 4 : 2) : 1;
   static constexpr int kScoreRegs = kBcN / 2;  // a thread's share of the warpgroup's 64 x Bc scores
+  // The online softmax (Consumer::Softmax): O rescaled only when the running base moves at D = 256,
+  // where O's rescale is 128 FMULs a tile per thread against 40 exponentials (ConditionalSoftmax);
+  // on every tile below (OnlineSoftmax), which measured as fast or faster there
+  // (ops/attention/README.md, "The conditional rescale at D = 256").
+  static constexpr bool kConditionalRescale = D == 256;
   static constexpr uint32_t kBytesQ = static_cast<uint32_t>(kBr) * kDimsO * 2;
   static constexpr uint32_t kBytesKV = static_cast<uint32_t>(kBc) * kDimsO * 2;
   static constexpr size_t kBarriers = 2 + 4 * kStages;
@@ -281,10 +290,18 @@ struct TurnTaking {
 
 // ---- OnlineSoftmax: a thread's two rows -------------------------------------------------------
 
+// 1 / (a row's sum over its quad, from this thread's share l), or 0 for a row that saw no key (as
+// the safe softmax gives).
+__device__ __forceinline__ float inverse_quad_sum(float l) {
+  l += __shfl_xor_sync(0xffffffffu, l, 1);
+  l += __shfl_xor_sync(0xffffffffu, l, 2);
+  return l == 0.0f ? 0.0f : 1.0f / l;
+}
+
 // The running max (of the raw scores, negated when scale < 0) and sum of P of the thread's rows g
 // and g + 8 of its warp's 16 (index r = 0, 1); the sum covers this thread's columns only (the quad
 // adds its four at the end). Scores in wgmma accumulator layout: s[4i + 2r + e] is (row r,
-// column 8i + 2t + e).
+// column 8i + 2t + e). O is rescaled on every tile.
 template <class Cfg>
 struct OnlineSoftmax {
   static constexpr int kScoreRegs = Cfg::kScoreRegs;
@@ -295,8 +312,9 @@ struct OnlineSoftmax {
     m[0] = m[1] = -CUDART_INF_F;
     l[0] = l[1] = 0.0f;
   }
-  // A tile's scores, masked: new max, the factor that rescales O and l, P in place of S.
-  __device__ __forceinline__ void update(float (&s)[kScoreRegs], float scale_log2, float (&rescale)[2]) {
+  // A tile's scores, masked: new max, the factor that rescales O and l, P in place of S. Returns
+  // true: O must be multiplied by rescale[r].
+  __device__ __forceinline__ bool update(float (&s)[kScoreRegs], float scale_log2, float (&rescale)[2]) {
     const float kNegInf = -CUDART_INF_F;
 #pragma unroll
     for (int r = 0; r < 2; ++r) {
@@ -321,14 +339,80 @@ struct OnlineSoftmax {
         }
       l[r] = l[r] * rescale[r] + sum;
     }
+    return true;
   }
-  // 1 / (the row's sum over the quad), or 0 for a row that saw no key (as the safe softmax gives).
-  __device__ __forceinline__ float inverse_sum(int r) const {
-    float l_row = l[r];
-    l_row += __shfl_xor_sync(0xffffffffu, l_row, 1);
-    l_row += __shfl_xor_sync(0xffffffffu, l_row, 2);
-    return l_row == 0.0f ? 0.0f : 1.0f / l_row;
+  __device__ __forceinline__ float inverse_sum(int r) const { return inverse_quad_sum(l[r]); }
+};
+
+// Folds v[0..N) into v[0] with `op` pairwise: pairs, then pairs of pairs, log2(N) dependent steps
+// with the rest overlapping in the pipelines, where a chain would wait N - 1 times.
+template <int N, class Op>
+__device__ __forceinline__ float tree_fold(float (&v)[N], Op op) {
+#pragma unroll
+  for (int w = 1; w < N; w *= 2)
+#pragma unroll
+    for (int i = 0; i + w < N; i += 2 * w) v[i] = op(v[i], v[i + w]);
+  return v[0];
+}
+
+// OnlineSoftmax with FlashAttention-4's conditional rescale: P = exp2(s * scale_log2 - base)
+// against a running base (log2 units) that moves up to the row's max only when some row of the
+// warp sees a score more than kSlack above its base; most tiles then leave O and l alone. P stays
+// <= 2^kSlack, far from f16's and float's limits, and out = O / l is the same softmax whatever
+// the base. A row's max and sum are folded pairwise (tree_fold).
+template <class Cfg>
+struct ConditionalSoftmax {
+  static constexpr int kScoreRegs = Cfg::kScoreRegs;
+  static constexpr int kPairs = Cfg::kBc / 8;  // a row's scores in this thread: kPairs pairs
+  static constexpr float kSlack = 8.0f;
+  float base[2];  // -inf before any key
+  float l[2];
+
+  __device__ __forceinline__ void reset() {
+    base[0] = base[1] = -CUDART_INF_F;
+    l[0] = l[1] = 0.0f;
   }
+  // A tile's masked scores: P in place of S, l updated. Returns whether the base moved; then O
+  // must be multiplied by rescale[r] (0 for a row that had seen no key before).
+  __device__ __forceinline__ bool update(float (&s)[kScoreRegs], float scale_log2, float (&rescale)[2]) {
+    const float kNegInf = -CUDART_INF_F;
+    float top[2];  // the tile's max per row, in log2 units
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+      float part[kPairs];
+#pragma unroll
+      for (int i = 0; i < kPairs; ++i) part[i] = fmaxf(s[4 * i + 2 * r], s[4 * i + 2 * r + 1]);
+      // fmaxf ignores NaN: a NaN score reaches the output through P and l.
+      float m = tree_fold(part, [](float a, float b) { return fmaxf(a, b); });
+      m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, 1));
+      m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, 2));
+      top[r] = m * scale_log2;  // scale_log2 > 0: -inf stays -inf
+    }
+    const bool move = __any_sync(0xffffffffu, top[0] > base[0] + kSlack || top[1] > base[1] + kSlack);
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+      if (move) {
+        const float moved = fmaxf(base[r], top[r]);
+        // A row that has seen no key yet (moved = -inf) subtracts 0: exp2(-inf) = 0, not exp2(NaN).
+        rescale[r] = exp2_approx(base[r] - (moved == kNegInf ? 0.0f : moved));  // 0 while base = -inf
+        base[r] = moved;
+      }
+      const float b = base[r] == kNegInf ? 0.0f : base[r];
+      float part[kPairs];
+#pragma unroll
+      for (int i = 0; i < kPairs; ++i) {
+        float& x0 = s[4 * i + 2 * r];
+        float& x1 = s[4 * i + 2 * r + 1];
+        x0 = exp2_approx(fmaf(x0, scale_log2, -b));
+        x1 = exp2_approx(fmaf(x1, scale_log2, -b));
+        part[i] = x0 + x1;
+      }
+      const float sum = tree_fold(part, [](float a, float c) { return a + c; });
+      l[r] = move ? fmaf(l[r], rescale[r], sum) : l[r] + sum;
+    }
+    return move;
+  }
+  __device__ __forceinline__ float inverse_sum(int r) const { return inverse_quad_sum(l[r]); }
 };
 
 // ---- Consumer: a consumer warpgroup -----------------------------------------------------------
@@ -350,7 +434,8 @@ struct Consumer {
   int my_row[2] = {0, 0};    // this thread's two queries
   float o[Cfg::kDimsO / 2];  // O [64 x kDimsO], unnormalized
   uint32_t p_frag[Cfg::kBc / 16][4];  // P: keys 16k..16k+15 as the A fragment k of O += P V
-  OnlineSoftmax<Cfg> softmax;
+  using Softmax = std::conditional_t<Cfg::kConditionalRescale, ConditionalSoftmax<Cfg>, OnlineSoftmax<Cfg>>;
+  Softmax softmax;
 
   __device__ __forceinline__ Consumer(const V3Shared<Cfg>& shared, const V3Args& a, int consumer)
       : sh(shared), args(a), index(consumer) {
@@ -449,8 +534,7 @@ struct Consumer {
       if (it == n - 1) release(sh.q_empty);  // Q's last product is done: the next item's Q may load
       float rescale[2];
       mask(s, n - 1 - it);
-      softmax.update(s, args.scale_log2, rescale);
-      rescale_o(rescale);
+      if (softmax.update(s, args.scale_log2, rescale)) rescale_o(rescale);
       pack_p(s);
       mbarrier_wait(&sh.v_full[sl.stage], sl.parity);
       wgmma_fence();
@@ -500,12 +584,12 @@ struct Consumer {
       release(&sh.k_empty[sl.stage]);
       if (it == n - 1) release(sh.q_empty);
       mask(s, n - 1 - it);
-      softmax.update(s, args.scale_log2, rescale);
+      const bool moved = softmax.update(s, args.scale_log2, rescale);
       wgmma_wait<0>();  // O and P belonged to that product until now
       fence_accumulators(o);
       fence_operands(p_frag);
       release(&sh.v_empty[prev.stage]);
-      rescale_o(rescale);
+      if (moved) rescale_o(rescale);
       pack_p(s);
     }
     const RingSlot last = V3Shared<Cfg>::slot(ring + n - 1);
