@@ -378,6 +378,31 @@ TEST_CASE("cuda: flash attention: head dims 96, 192 and 256 against float64, odd
         }
 }
 
+// Scores spread far: at scale 1 the scores' standard deviation is sqrt(D) (16 at D = 256, 23 in
+// log2 units), so a row's max moves by more than flash_v3's conditional rescale lets pass (8 in
+// log2 units) on some later tiles and by less on others: O rescaled mid-row, and P up to 2^8
+// between moves. Every head dim and rung that takes it, both masks and dtypes.
+TEST_CASE("cuda: flash attention: scores spread far (scale 1): the running max moves mid-row, every head dim") {
+  if (no_gpu()) return;
+  const uint64_t base_seed = fresh_seed();
+  MESSAGE("seed base ", base_seed);
+  std::vector<Shape> shapes = {{1, 2, 383, 383}, {2, 1, 65, 300}};
+  if (gpu_sweep() == Sweep::once) shapes = {{1, 2, 383, 383}};
+  if (!gpu_quick()) shapes.push_back({1, 2, 1000, 999});
+  uint64_t seed = base_seed;
+  for (const Shape& sh : shapes)
+    for (int64_t D : {64, 96, 128, 192, 256})
+      for (DType dtype : kHalfTypes)
+        for (bool causal : {false, true}) {
+          const Inputs in = make_inputs(sh, D, dtype, ++seed);
+          const SdpaAttrs attrs{causal, 1.0};
+          std::vector<const Rung*> rungs;  // those with a kernel for D
+          for (const Rung* rung : all_rungs())
+            if (rung->supports(in.q, in.k, in.v, attrs, nullptr)) rungs.push_back(rung);
+          check_rungs(in, dtype, sh, D, attrs, seed, rungs);
+        }
+}
+
 // A sequence past 16k: S = L = 32768, B = 1, H = 16, D = 128 (flash_v2 and flash_v3), both masks.
 // The float64 reference of every row would be ~10^13 operations: 24 rows per head are checked (the
 // first, the last, and rows between, odd ones among them), every output element for being written.
