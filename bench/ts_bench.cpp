@@ -36,6 +36,7 @@
 #include "ops/attention/attention_flash.h"
 #include "ops/ops.h"
 #include "ops/dispatch.h"
+#include "ops/matmul/matmul.h"
 #include "ops/registry.h"
 #include "profiler/chrome_trace.h"
 #include "profiler/profiler.h"
@@ -48,6 +49,7 @@
 
 namespace ts::bench {
 void launch_empty_kernel();  // bench_cuda.cu
+void launch_empty_like_flash_v3(int blocks, int threads, size_t smem_bytes, bool flash_v3_arguments);
 }
 #endif
 
@@ -158,11 +160,14 @@ std::function<std::string()> needs_of(const char* variant) {
 }
 
 // ts::mm (or addmm with a bias row) on n x n x n bf16 random data, in TFLOP/s.
-// variant: a GEMM rung forced by name ("mm/cuda/wgmma"), or nullptr for the dispatcher's choice.
-Result gemm_entry(const char* name, int64_t n, bool bias, const char* variant = nullptr) {
+// variant: a GEMM rung forced by name ("mm/cuda/wgmma"), or nullptr for the dispatcher's choice;
+// schedule: the wgmma rung's, when not its own choice.
+Result gemm_entry(const char* name, int64_t n, bool bias, const char* variant = nullptr,
+                  ts::WgmmaSchedule schedule = ts::WgmmaSchedule::automatic) {
   const ts::Device gpu = ts::kCUDA;
   std::optional<ts::VariantOverride> use;
   if (variant != nullptr) use.emplace(variant);
+  const ts::WgmmaScheduleOverride scheduled(schedule);
   const ts::Tensor a = ts::randn({n, n}, {ts::DType::bf16, gpu}), b = ts::randn({n, n}, {ts::DType::bf16, gpu});
   const ts::Tensor c = ts::randn({n}, {ts::DType::bf16, gpu});
   ts::Tensor sink;
@@ -338,6 +343,19 @@ void add_gpu_entries(std::vector<Entry>& list) {
   list.push_back({"gemm/bf16/8192_addmm_bias_wgmma", "addmm/cuda/wgmma 8192^3 bf16, the bias row in its epilogue",
                   [] { return gemm_entry("gemm/bf16/8192_addmm_bias_wgmma", 8192, true, "addmm/cuda/wgmma"); }, true,
                   needs_of("addmm/cuda/wgmma")});
+  // The wgmma rung's two schedules by name, in the same run (the entries above take its own choice).
+  for (const auto& [name, n, bias, schedule] :
+       {std::tuple{"gemm/bf16/8192_wgmma_cooperative", 8192, false, ts::WgmmaSchedule::cooperative},
+        std::tuple{"gemm/bf16/8192_wgmma_pingpong", 8192, false, ts::WgmmaSchedule::pingpong},
+        std::tuple{"gemm/bf16/4096_wgmma_cooperative", 4096, false, ts::WgmmaSchedule::cooperative},
+        std::tuple{"gemm/bf16/4096_wgmma_pingpong", 4096, false, ts::WgmmaSchedule::pingpong},
+        std::tuple{"gemm/bf16/8192_addmm_bias_wgmma_cooperative", 8192, true, ts::WgmmaSchedule::cooperative},
+        std::tuple{"gemm/bf16/8192_addmm_bias_wgmma_pingpong", 8192, true, ts::WgmmaSchedule::pingpong}}) {
+    const char* variant = bias ? "addmm/cuda/wgmma" : "mm/cuda/wgmma";
+    list.push_back({name, "as the entry without the suffix, under the wgmma schedule it names",
+                    [name, n, bias, variant, schedule] { return gemm_entry(name, n, bias, variant, schedule); }, true,
+                    needs_of(variant)});
+  }
   list.push_back({"gemm/bf16/8192_mma", "mm/cuda/mma 8192^3 bf16 (mma.sync + ldmatrix + cp.async)",
                   [] { return gemm_entry("gemm/bf16/8192_mma", 8192, false, "mm/cuda/mma"); }, true,
                   needs_of("mm/cuda/mma")});
@@ -382,6 +400,20 @@ void add_gpu_entries(std::vector<Entry>& list) {
                       return Result{name, ms * 1e3, "us", ""};
                     },
                     true});
+  }
+  for (const auto& [name, schedule] : {std::pair{"mlp/bf16/epilogue_cooperative", ts::WgmmaSchedule::cooperative},
+                                       std::pair{"mlp/bf16/epilogue_pingpong", ts::WgmmaSchedule::pingpong}}) {
+    list.push_back({name, "mlp/bf16/epilogue with the wgmma GeGLU GEMM under the schedule it names, device us",
+                    [gpu, name, schedule] {
+                      ts::manual_seed(0);
+                      const ts::nn::GeGLUMLP mlp(768, 3072, ts::nn::MlpPath::epilogue, {ts::DType::bf16, gpu});
+                      const ts::Tensor x = ts::randn({64, 128, 768}, {ts::DType::bf16, gpu});
+                      const ts::WgmmaScheduleOverride scheduled(schedule);
+                      ts::Tensor sink;
+                      const double ms = median_device_ms([&] { sink = mlp.forward(x); }, 3, 51);
+                      return Result{name, ms * 1e3, "us", ""};
+                    },
+                    true, needs_of("linear_geglu/cuda/wgmma")});
   }
   list.push_back({"linear/bf16/1024x32x64", "nn::Linear(32, 64, bias) on [1024, 32]: one addmm kernel, device us",
                   [gpu] {
@@ -551,6 +583,29 @@ void add_attention_entries(std::vector<Entry>& list) {
                                   {{"attn/cuda/flash_v3_host_us_flash_v2", p.baseline_us, "us", ""},
                                    {"attn/cuda/flash_v3_host_us_ratio", p.ratio, "x", ""},
                                    {"attn/cuda/flash_v3_host_us_encodes_per_call", per_call, "count", ""}}};
+                  },
+                  true, needs_of("scaled_dot_product_attention/cuda/flash_v3")});
+  // What of flash_v3_host_us is the launch itself: an empty kernel launched as flash_v3 launches
+  // tutorial 04's layer (a block per SM, 384 threads, the 148624 bytes of dynamic shared memory of
+  // its D = 64 128 x 128 four-stage config, three tensor maps and the problem by value), against
+  // the <<<1,1>>> launch in alternating batches; and the same launch with one int of arguments.
+  list.push_back({"cuda/launch_like_flash_v3",
+                  "an empty kernel launched with flash_v3's grid, block, shared memory and argument bytes, CPU side "
+                  "per launch; _excess: over cuda/raw_launch in the same run; _one_int_excess: the same launch "
+                  "with a 4-byte argument",
+                  [] {
+                    ts::cuda::set_device(0);
+                    const int blocks = ts::hopper::properties(0).multiprocessors;
+                    const auto like = [blocks](bool arguments) {
+                      return [blocks, arguments] { ts::bench::launch_empty_like_flash_v3(blocks, 384, 148624, arguments); };
+                    };
+                    const auto raw = [] { ts::bench::launch_empty_kernel(); };
+                    const Paired full = paired_us_per_call(like(true), raw, 20, 51, sync);
+                    const Paired one_int = paired_us_per_call(like(false), raw, 20, 51, sync);
+                    return Result{"cuda/launch_like_flash_v3", full.fn_us, "us", "",
+                                  {{"cuda/launch_like_flash_v3_raw_launch", full.baseline_us, "us", ""},
+                                   {"cuda/launch_like_flash_v3_excess", full.excess_us, "us", ""},
+                                   {"cuda/launch_like_flash_v3_one_int_excess", one_int.excess_us, "us", ""}}};
                   },
                   true, needs_of("scaled_dot_product_attention/cuda/flash_v3")});
 }

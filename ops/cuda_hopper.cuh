@@ -257,6 +257,26 @@ __device__ __forceinline__ void wgmma_m64n256k16(float (&d)[128], uint64_t desc_
   }
 }
 
+#define TS_WGMMA_M64N128K16(TYPE)                                                                          \
+  asm volatile(                                                                                            \
+      "{\n .reg .pred p;\n setp.ne.b32 p, %66, 0;\n"                                                        \
+      "wgmma.mma_async.sync.aligned.m64n128k16.f32." TYPE "." TYPE                                         \
+      " " TS_WGMMA_REGS64 ", "                                                                           \
+      "%64, %65, p, 1, 1, 0, %67;\n}\n"                                                                   \
+      : TS_WGMMA_D64                                                                                       \
+      : "l"(desc_a), "l"(desc_b), "r"(accumulate), "n"(kTransB))
+
+// The same at N = 128 (the ping-pong GEMM's tiles): d[64 x 128], d[4i .. 4i + 3] for i = 0..15.
+template <bool kIsBf16, int kTransB>
+__device__ __forceinline__ void wgmma_m64n128k16(float (&d)[64], uint64_t desc_a, uint64_t desc_b,
+                                                 uint32_t accumulate) {
+  if constexpr (kIsBf16) {
+    TS_WGMMA_M64N128K16("bf16");
+  } else {
+    TS_WGMMA_M64N128K16("f16");
+  }
+}
+
 // d[64 x N] (+)= A[64 x 16] * B[16 x N], A and B in shared memory, both K-major: S = Q K^T of
 // the attention kernel, Q's rows and K's rows both holding the head dim contiguous; N = 80, 112,
 // 128 or 176 keys. The accumulator layout is m64n256's (above) cut at N columns: d[4i .. 4i + 3],

@@ -95,4 +95,14 @@ __device__ __forceinline__ uint32_t pack2(float lo, float hi) {
   }
 }
 
+// The other way: two 16-bit T packed in 32 bits (lo in the low half) as floats.
+template <typename T>
+__device__ __forceinline__ float2 unpack2(uint32_t packed) {
+  if constexpr (std::is_same_v<T, __nv_bfloat16>) {
+    return __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(&packed));
+  } else {
+    return __half22float2(*reinterpret_cast<const __half2*>(&packed));
+  }
+}
+
 }  // namespace ts

@@ -29,6 +29,7 @@
 #include "tensor/cuda_check.h"
 #endif
 #include "tensor/cuda_device.h"
+#include "ops/matmul/matmul.h"
 #include "ops/registry.h"
 #include "tests/support/compare.h"
 #include "tests/support/gpu_sweep.h"
@@ -179,6 +180,12 @@ std::string str(DType d) { return ts::dtype_short_name(d); }
 std::string str(Layout l) { return layout_name(l); }
 
 #define CHECK_GPU(got, ref, dtype, seed) CHECK_CLOSE(got, (ref).v, tolerance_for(dtype), seed)
+
+// The wgmma rung runs each case under both schedules of its consumers; every other rung once.
+std::vector<ts::WgmmaSchedule> schedules_for(std::string_view variant) {
+  if (variant.find("/wgmma") == std::string_view::npos) return {ts::WgmmaSchedule::automatic};
+  return {ts::WgmmaSchedule::cooperative, ts::WgmmaSchedule::pingpong};
+}
 
 }  // namespace
 
@@ -753,7 +760,10 @@ TEST_CASE("cuda: tensor-core GEMM rungs (mma.sync, wgmma) on tile edges, both B 
       }
       continue;
     }
+    for (const ts::WgmmaSchedule schedule : schedules_for(name))
     for (DType dtype : {DType::bf16, DType::f16}) {
+      const ts::WgmmaScheduleOverride scheduled(schedule);
+      INFO("schedule ", ts::wgmma_schedule_name(schedule));
       uint64_t seed = 5000;
       for (size_t i = 0; i < cases.size(); ++i) {
         if (!sweep_runs(i)) continue;
@@ -808,7 +818,10 @@ TEST_CASE("cuda: every variant: linear_geglu (the GeGLU in a GEMM's epilogue) ag
     int64_t hidden;
   };
   const std::vector<Case> cases = {{{1, 64}, 8}, {{129, 72}, 127}, {{2, 65, 136}, 129}, {{300, 768}, 384}, {{128, 16}, 256}};
-  for (const Variant* v : cuda_variants({&ts::ops::linear_geglu})) {
+  for (const Variant* v : cuda_variants({&ts::ops::linear_geglu}))
+  for (const ts::WgmmaSchedule schedule : schedules_for(v->name)) {
+    const ts::WgmmaScheduleOverride scheduled(schedule);
+    INFO("schedule ", ts::wgmma_schedule_name(schedule));
     PreferVariant use(*v);
     for (DType dtype : {DType::bf16, DType::f16}) {
       uint64_t seed = 6000;
@@ -832,6 +845,76 @@ TEST_CASE("cuda: every variant: linear_geglu (the GeGLU in a GEMM's epilogue) ag
       }
     }
   }
+}
+
+// Past one tile per SM: a persistent block takes several tiles, and a ping-pong consumer every other
+// one of its block's (its place in the ring skipping the other's k-steps). 4100 x 4104 is 33 x 33
+// tiles of 128 x 128 (33 x 17 of 128 x 256) for 132 SMs at most; K of one k-step and of more k-steps
+// than the ring has stages; B as rows of K and as a t() view; addmm's bias row read two columns at
+// a time, and at N = 4103 (a t() view) its last column alone and the output's rows stored from
+// registers (not 16-byte aligned). The rows on either side of a few 64-row boundaries are checked
+// against float64 (the whole product would keep the reference busy for minutes).
+TEST_CASE("cuda: wgmma GEMM, both schedules, several tiles per block: mm, addmm with a bias row, linear_geglu") {
+  if (no_gpu()) return;
+  if (std::string why; !ts::gpu_meets_rung("mm/cuda/wgmma", kGpu, &why)) {
+    MESSAGE("mm/cuda/wgmma not run on this GPU: ", why);
+    return;
+  }
+  const int64_t M = 4100;
+  const std::vector<int64_t> rows = {0, 1, 63, 64, 127, 128, 2047, 2048, 2111, 2112, 4095, 4096, 4099};
+  auto gelu_tanh = [](double e) {
+    const double c = std::sqrt(2.0 / std::numbers::pi);
+    return 0.5 * e * (1 + std::tanh(c * (e + 0.044715 * e * e * e)));
+  };
+  // Row r of got [M, n] against `want_row(r)`, for every checked row.
+  auto check_rows = [&](const Tensor& got, DType dtype, uint64_t seed, const std::function<Ref(int64_t)>& want_row) {
+    for (const int64_t r : rows) {
+      INFO("row ", r);
+      CHECK_GPU(ts::narrow(got, 0, r, 1), want_row(r), dtype, seed);
+    }
+  };
+  uint64_t seed = 7000;
+  for (const ts::WgmmaSchedule schedule : {ts::WgmmaSchedule::cooperative, ts::WgmmaSchedule::pingpong})
+    for (DType dtype : {DType::bf16, DType::f16})
+      for (const int64_t K : {40, 520}) {
+        if (quick() && K == 40) continue;
+        const ts::WgmmaScheduleOverride scheduled(schedule);
+        INFO("schedule ", ts::wgmma_schedule_name(schedule), " ", str(dtype), " K=", K);
+        seed += 10;
+        const Pair a = make_both({M, K}, dtype, seed);
+        const Ref a_ref = ref_of(a.cpu);
+        auto a_row = [&](int64_t r) {
+          return Ref{{1, K}, std::vector<double>(a_ref.v.begin() + r * K, a_ref.v.begin() + (r + 1) * K)};
+        };
+        for (const bool t_view : {false, true}) {
+          INFO(std::string(t_view ? "b = t(W)" : "b [K, N]"));
+          const Pair b = make_both({K, 4104}, dtype, seed + 1, t_view ? Layout::transposed : Layout::contiguous);
+          const Ref b_ref = ref_of(b.cpu);
+          ts::VariantOverride use("mm/cuda/wgmma");
+          check_rows(ts::mm(a.gpu, b.gpu), dtype, seed, [&](int64_t r) { return ref_matmul(a_row(r), b_ref); });
+        }
+        {
+          const Pair b = make_both({K, 4103}, dtype, seed + 2, Layout::transposed);
+          const Pair bias = make_both({4103}, dtype, seed + 3);
+          const Ref b_ref = ref_of(b.cpu), bias_ref = ref_of(bias.cpu);
+          ts::VariantOverride use("addmm/cuda/wgmma");
+          check_rows(ts::addmm(bias.gpu, a.gpu, b.gpu), dtype, seed, [&](int64_t r) {
+            return ref_binary(ref_matmul(a_row(r), b_ref), bias_ref, [](double p, double c) { return p + c; });
+          });
+        }
+        {
+          const int64_t H = 2056;  // 17 output tiles of 128 columns (cooperative), 33 of 64 (ping-pong)
+          const Pair w = make_both({2 * H, K}, dtype, seed + 4, Layout::contiguous, 1.0 / std::sqrt(double(K)));
+          const Ref wt = ref_transpose_last2(ref_of(w.cpu));
+          ts::VariantOverride use("linear_geglu/cuda/wgmma");
+          check_rows(ts::linear_geglu(a.gpu, w.gpu), dtype, seed, [&](int64_t r) {
+            const Ref h = ref_matmul(a_row(r), wt);
+            Ref want{{1, H}, {}};
+            for (int64_t j = 0; j < H; ++j) want.v.push_back(gelu_tanh(h.v[j]) * h.v[H + j]);
+            return want;
+          });
+        }
+      }
 }
 
 TEST_CASE("cuda: cuBLAS f32 GEMMs are full f32 unless TF32 is allowed") {

@@ -241,6 +241,24 @@ Tensor linear_geglu(const Tensor& x, const Tensor& weight, Where loc) {
   return dispatch(call);
 }
 
+namespace {
+thread_local WgmmaSchedule tl_wgmma_schedule = WgmmaSchedule::automatic;
+}  // namespace
+
+WgmmaScheduleOverride::WgmmaScheduleOverride(WgmmaSchedule schedule) : previous_(tl_wgmma_schedule) {
+  tl_wgmma_schedule = schedule;
+}
+WgmmaScheduleOverride::~WgmmaScheduleOverride() { tl_wgmma_schedule = previous_; }
+WgmmaSchedule wgmma_schedule_override() { return tl_wgmma_schedule; }
+const char* wgmma_schedule_name(WgmmaSchedule schedule) {
+  switch (schedule) {
+    case WgmmaSchedule::automatic: return "automatic";
+    case WgmmaSchedule::cooperative: return "cooperative";
+    case WgmmaSchedule::pingpong: return "pingpong";
+  }
+  return "?";
+}
+
 // The merged MLP path's first two kernels: one GEMM for both halves, then geglu reads the
 // halves in place.
 void linear_geglu_composite(const Tensor& x, const Tensor& w, Tensor& out) {

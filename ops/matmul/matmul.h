@@ -58,6 +58,25 @@ void linear_geglu_composite(const Tensor& x, const Tensor& weight, Tensor& out);
 void linear_geglu_cuda_wgmma(const Tensor& x, const Tensor& weight, Tensor& out);  // out allocated by the caller
 bool linear_geglu_cuda_wgmma_supports(const OpCall& call, std::string* why);
 
+// The wgmma rung's two schedules of its consumer warpgroups (ops/matmul/README.md):
+// cooperative, both on one 128 x 256 tile (their epilogues together, the tensor cores waiting),
+// or pingpong, each on 128 x 128 tiles of its own in turn (one's epilogue under the other's
+// multiplies). The rung picks by shape (`automatic`); while a WgmmaScheduleOverride lives, the
+// wgmma calls of its thread take the schedule it names (tests, ts_bench's same-run comparisons).
+enum class WgmmaSchedule { automatic, cooperative, pingpong };
+class WgmmaScheduleOverride {
+ public:
+  explicit WgmmaScheduleOverride(WgmmaSchedule schedule);
+  ~WgmmaScheduleOverride();
+  WgmmaScheduleOverride(const WgmmaScheduleOverride&) = delete;
+  WgmmaScheduleOverride& operator=(const WgmmaScheduleOverride&) = delete;
+
+ private:
+  WgmmaSchedule previous_;
+};
+WgmmaSchedule wgmma_schedule_override();  // this thread's: `automatic` when no override lives
+const char* wgmma_schedule_name(WgmmaSchedule schedule);  // "automatic", "cooperative", "pingpong"
+
 // Composites: matmul calls mm or bmm (with views around); linear calls t + addmm (or matmul [+ add]).
 void matmul_composite(const Tensor& a, const Tensor& b, Tensor& out);
 void linear_composite(const Tensor& x, const Tensor& weight, const Tensor* bias, Tensor& out);
