@@ -61,8 +61,9 @@ bool linear_geglu_cuda_wgmma_supports(const OpCall& call, std::string* why);
 // The wgmma rung's two schedules of its consumer warpgroups (ops/matmul/README.md):
 // cooperative, both on one 128 x 256 tile (their epilogues together, the tensor cores waiting),
 // or pingpong, each on 128 x 128 tiles of its own in turn (one's epilogue under the other's
-// multiplies). The rung picks by shape (`automatic`); while a WgmmaScheduleOverride lives, the
-// wgmma calls of its thread take the schedule it names (tests, ts_bench's same-run comparisons).
+// multiplies). The rung picks one (`automatic`: cooperative, the faster where measured); while a
+// WgmmaScheduleOverride lives, the wgmma calls of its thread take the schedule it names (tests,
+// ts_bench's same-run comparisons).
 enum class WgmmaSchedule { automatic, cooperative, pingpong };
 class WgmmaScheduleOverride {
  public:

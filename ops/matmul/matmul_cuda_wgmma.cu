@@ -562,9 +562,9 @@ void launch_wgmma_typed(const GemmProblem& g, WgmmaProblem problem, int device, 
                    map_a, map_b, map_out, problem);
 }
 
-// The schedule of a call: the one a WgmmaScheduleOverride names, else cooperative (ping-pong has
-// not been measured against it yet).
-Schedule schedule_of(const GemmProblem&) {
+// The schedule of a call: the one a WgmmaScheduleOverride names, else cooperative (ping-pong
+// measured slower at every size tried: ops/matmul/README.md).
+Schedule schedule_of() {
   return wgmma_schedule_override() == WgmmaSchedule::pingpong ? Schedule::pingpong : Schedule::cooperative;
 }
 
@@ -591,7 +591,7 @@ void launch_wgmma(const GemmProblem& g, const Tensor& out, const char* what) {
   problem.alpha = g.alpha;
   problem.beta = g.beta;
   const bool k_major = g.b_row == 1;
-  const Schedule schedule = schedule_of(g);
+  const Schedule schedule = schedule_of();
   auto go = [&](auto tag) {
     using T = typename decltype(tag)::type;
     const int device = out.device().index;
