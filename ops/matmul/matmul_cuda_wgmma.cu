@@ -20,7 +20,7 @@
 //     cooperative, 5 of 32 KiB ping-pong, one more each for the GeGLU): the producer runs ahead
 //     by that many k-steps, across tile boundaries, so the next tile's loads overlap this tile's
 //     epilogue;
-//   - the epilogue leaves through TMA too: each consumer writes its 64 rows into shared memory
+//   - the epilogue leaves through TMA too: each consumer writes its rows into shared memory
 //     in the store's swizzled layout, one thread hands them to the copy engine, and the
 //     warpgroup starts its next tile while they are written (rows that break TMA's 16-byte rule
 //     are stored from registers instead);
@@ -34,6 +34,7 @@
 //   TileScheduler      which output tile a block (or a ping-pong consumer) does next (the grouped,
 //                      persistent order)
 //   produce            the producer's one thread: every TMA load of the block
+//   Turns              the ping-pong's order: which consumer issues its products next
 //   Consumer           a consumer warpgroup: mainloop (a tile's wgmmas over its k-steps, stages
 //                      given back), the epilogues' values (linear_pair, geglu_pair), and the two
 //                      ways out (store_tma, store_registers)
