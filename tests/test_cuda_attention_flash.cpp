@@ -263,6 +263,17 @@ TEST_CASE("flash attention: supports() refusals name the reason, on any machine"
     CHECK(reason(rung, q, kv, kv).find("runs on cuda, q is on cpu") != std::string::npos);
     CHECK(reason(rung, t({1, 1, 4, 160}), t({1, 1, 4, 160}), t({1, 1, 4, 160})).find("head dim 160") !=
           std::string::npos);
+    // Scales the kernels' float cannot hold once multiplied by log2(e): 0 or subnormal, infinite, NaN.
+    for (const double scale : {1e-50, -1e-40, std::numeric_limits<double>::infinity(),
+                               std::numeric_limits<double>::quiet_NaN()}) {
+      std::string why;
+      CHECK_FALSE(rung.supports(q, kv, kv, SdpaAttrs{false, scale}, &why));
+      CHECK_MESSAGE(why.find(fmt::format("sdpa {}: scale {} is", rung.name, scale)) != std::string::npos, why);
+      CHECK_MESSAGE(why.find("once multiplied by log2(e)") != std::string::npos, why);
+    }
+    std::string tiny_ok;  // 1e-37 * log2(e) is a normal float: only the device stands in the way
+    CHECK_FALSE(rung.supports(q, kv, kv, SdpaAttrs{true, -1e-37}, &tiny_ok));
+    CHECK_MESSAGE(tiny_ok.find("runs on cuda") != std::string::npos, tiny_ok);
     // The launcher refuses with the same reason, as a ts::Error (no crash, no GPU touched).
     Tensor out = t({2, 3, 17, 64});
     CHECK_THROWS_WITH_AS(rung.run(q, kv, kv, attrs, out), doctest::Contains("runs on cuda"), ts::Error);
@@ -343,6 +354,25 @@ TEST_CASE("cuda: flash attention: explicit and negative scales, v1's other head 
         const Inputs in = make_inputs(sh, 64, dtype, ++seed);
         check_rungs(in, dtype, sh, 64, SdpaAttrs{causal, scale}, seed, all_rungs());
       }
+  // A scale the kernels' float cannot hold (1e-50 is 0 there): dispatch passes the flash rungs by
+  // for the math rung, which gives softmax(1e-50 q k^T) v (v averaged over the visible keys), and a
+  // flash rung called by name refuses it with a ts::Error.
+  {
+    const Shape sh{1, 2, 33, 40};
+    const Inputs in = make_inputs(sh, 64, DType::bf16, ++seed);
+    for (bool causal : {false, true}) {
+      INFO("scale 1e-50 causal=", causal, " seed=", seed);
+      const Tensor got = ts::scaled_dot_product_attention(in.q, in.k, in.v, {}, causal, 1e-50);
+      // the math rung rounds its scores, probabilities and output: twice the one-op tolerance
+      CHECK_CLOSE(got, reference(in.q_cpu, in.k_cpu, in.v_cpu, causal, 1e-50),
+                  2 * ts::testing::tolerance_for(DType::bf16), seed);
+    }
+    for (const Rung* rung : all_rungs(/*with_steps=*/true)) {
+      Tensor out = poisoned_out(in.q);
+      CHECK_THROWS_WITH_AS(rung->run(in.q, in.k, in.v, SdpaAttrs{false, 1e-50}, out),
+                           doctest::Contains("once multiplied by log2(e)"), ts::Error);
+    }
+  }
   for (int64_t D : {1, 33, 96})
     for (bool causal : {false, true}) {
       const Shape sh{1, 2, 37, 45};

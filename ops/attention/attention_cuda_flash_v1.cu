@@ -129,9 +129,9 @@ __global__ void __launch_bounds__(kThreadsV1) ts_flash_attn_fwd_v1_f16(FlashProb
   flash_fwd_v1_block<__half>(p);
 }
 
-bool sdpa_cuda_flash_v1_supports(const Tensor& q, const Tensor& k, const Tensor& v, const SdpaAttrs&,
+bool sdpa_cuda_flash_v1_supports(const Tensor& q, const Tensor& k, const Tensor& v, const SdpaAttrs& attrs,
                                  std::string* why) {
-  if (!flash_common_supports("flash_v1", q, k, v, why)) return false;
+  if (!flash_common_supports("flash_v1", q, k, v, attrs, why)) return false;
   const int64_t D = q.shape()[3];
   if (D < 1 || D > kMaxD)
     return flash_refuse(why, fmt::format("sdpa flash_v1: head dim {} is not supported (1 to {})", D, kMaxD));

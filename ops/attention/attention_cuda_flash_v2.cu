@@ -297,9 +297,9 @@ __global__ void __launch_bounds__(kThreadsV2, 1) ts_flash_attn_fwd_v2_f16_d128(F
   flash_fwd_v2_block<__half, 128>(p);
 }
 
-bool sdpa_cuda_flash_v2_supports(const Tensor& q, const Tensor& k, const Tensor& v, const SdpaAttrs&,
+bool sdpa_cuda_flash_v2_supports(const Tensor& q, const Tensor& k, const Tensor& v, const SdpaAttrs& attrs,
                                  std::string* why) {
-  if (!flash_common_supports("flash_v2", q, k, v, why)) return false;
+  if (!flash_common_supports("flash_v2", q, k, v, attrs, why)) return false;
   if (!flash_tensor_core_supports("flash_v2", "cp.async", {64, 96, 128}, q, k, v, why)) return false;
   return flash_device_supports("flash_v2", q, k, v, why);
 }

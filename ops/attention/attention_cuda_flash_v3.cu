@@ -823,9 +823,9 @@ const char* flash_v3_step_name(FlashV3Step step) {
   return "?";
 }
 
-bool sdpa_cuda_flash_v3_supports(const Tensor& q, const Tensor& k, const Tensor& v, const SdpaAttrs&,
+bool sdpa_cuda_flash_v3_supports(const Tensor& q, const Tensor& k, const Tensor& v, const SdpaAttrs& attrs,
                                  std::string* why) {
-  if (!flash_common_supports("flash_v3", q, k, v, why)) return false;
+  if (!flash_common_supports("flash_v3", q, k, v, attrs, why)) return false;
   if (!flash_tensor_core_supports("flash_v3", "TMA", {64, 96, 128, 192, 256}, q, k, v, why)) return false;
   // TMA coordinates and this kernel's row arithmetic are 32-bit.
   if (q.shape()[2] > (int64_t{1} << 30) || k.shape()[2] > (int64_t{1} << 30) ||

@@ -60,7 +60,7 @@ inline bool flash_refuse(std::string* why, std::string reason) {
 
 // The checks every flash rung shares. `rung` names it in the reason ("flash_v2").
 inline bool flash_common_supports(const char* rung, const Tensor& q, const Tensor& k, const Tensor& v,
-                                  std::string* why) {
+                                  const SdpaAttrs& attrs, std::string* why) {
   if (!q.defined() || !k.defined() || !v.defined())
     return flash_refuse(why, fmt::format("sdpa {}: q, k and v must all be defined tensors", rung));
   if (q.dim() != 4 || k.dim() != 4 || v.dim() != 4)
@@ -79,6 +79,17 @@ inline bool flash_common_supports(const char* rung, const Tensor& q, const Tenso
     return flash_refuse(why, fmt::format("sdpa {}: q, k, v must share one dtype, got {}, {}, {}", rung,
                                          dtype_short_name(q.dtype()), dtype_short_name(k.dtype()),
                                          dtype_short_name(v.dtype())));
+  // flash_v2 and v3 take exp2(score * scale * log2(e) - max * scale * log2(e)) in float: a scale
+  // that is 0 there (an explicit one below about 1e-38, or one flushed as a subnormal) turns a
+  // masked score's -inf into NaN, an infinite or NaN one every score. flash_v1 refuses the same
+  // scales, so that the rungs take the same calls; the math rung, in double, takes any.
+  if (attrs.scale != 0) {
+    const float scale_log2 = static_cast<float>(attrs.scale) * 1.4426950408889634f;
+    if (!std::isnormal(scale_log2))
+      return flash_refuse(why, fmt::format("sdpa {}: scale {} is {} in float once multiplied by log2(e); the "
+                                           "kernels need a normal, finite float there (the math rung takes any "
+                                           "scale)", rung, attrs.scale, scale_log2));
+  }
   return true;
 }
 
