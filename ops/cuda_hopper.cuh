@@ -232,82 +232,44 @@ __device__ __forceinline__ void fence_accumulators(float (&d)[kRegs]) {
 #define TS_WGMMA_REGS96 "{" TS_WGMMA_R96 "}"
 #define TS_WGMMA_REGS128 "{" TS_WGMMA_R128 "}"
 
-#define TS_WGMMA_M64N256K16(TYPE)                                                                          \
-  asm volatile(                                                                                            \
-      "{\n .reg .pred p;\n setp.ne.b32 p, %130, 0;\n"                                                      \
-      "wgmma.mma_async.sync.aligned.m64n256k16.f32." TYPE "." TYPE                                         \
-      " " TS_WGMMA_REGS128 ", "                                                                          \
-      "%128, %129, p, 1, 1, 0, %131;\n}\n"                                                                 \
-      : TS_WGMMA_D128                                                                                      \
-      : "l"(desc_a), "l"(desc_b), "r"(accumulate), "n"(kTransB))
-
-// d[64 x 256] (+)= A[64 x 16] * B[16 x 256], f32 accumulators, A and B 16-bit in shared memory.
-// A is K-major (rows of K); B is K-major (kTransB = 0: rows of N hold K contiguous, a t() view)
-// or MN-major (kTransB = 1: rows of K hold N contiguous). accumulate = 0 ignores d's old value.
-// The accumulator layout: warp w of the warpgroup owns rows 16w..16w+15; with g = lane / 4 and
-// t = lane % 4, d[4i + 0], d[4i + 1] are (row 16w + g, cols 8i + 2t, 8i + 2t + 1) and d[4i + 2],
-// d[4i + 3] the same columns of row 16w + g + 8, for i = 0..31.
-template <bool kIsBf16, int kTransB>
-__device__ __forceinline__ void wgmma_m64n256k16(float (&d)[128], uint64_t desc_a, uint64_t desc_b,
-                                                 uint32_t accumulate) {
-  if constexpr (kIsBf16) {
-    TS_WGMMA_M64N256K16("bf16");
-  } else {
-    TS_WGMMA_M64N256K16("f16");
-  }
-}
-
-#define TS_WGMMA_M64N128K16(TYPE)                                                                          \
-  asm volatile(                                                                                            \
-      "{\n .reg .pred p;\n setp.ne.b32 p, %66, 0;\n"                                                        \
-      "wgmma.mma_async.sync.aligned.m64n128k16.f32." TYPE "." TYPE                                         \
-      " " TS_WGMMA_REGS64 ", "                                                                           \
-      "%64, %65, p, 1, 1, 0, %67;\n}\n"                                                                   \
-      : TS_WGMMA_D64                                                                                       \
-      : "l"(desc_a), "l"(desc_b), "r"(accumulate), "n"(kTransB))
-
-// The same at N = 128 (the ping-pong GEMM's tiles): d[64 x 128], d[4i .. 4i + 3] for i = 0..15.
-template <bool kIsBf16, int kTransB>
-__device__ __forceinline__ void wgmma_m64n128k16(float (&d)[64], uint64_t desc_a, uint64_t desc_b,
-                                                 uint32_t accumulate) {
-  if constexpr (kIsBf16) {
-    TS_WGMMA_M64N128K16("bf16");
-  } else {
-    TS_WGMMA_M64N128K16("f16");
-  }
-}
-
-// d[64 x N] (+)= A[64 x 16] * B[16 x N], A and B in shared memory, both K-major: S = Q K^T of
-// the attention kernel, Q's rows and K's rows both holding the head dim contiguous; N = 80, 112,
-// 128 or 176 keys. The accumulator layout is m64n256's (above) cut at N columns: d[4i .. 4i + 3],
-// i = 0..N/8 - 1.
-template <bool kIsBf16, int N>
+// d[64 x N] (+)= A[64 x 16] * B[16 x N], f32 accumulators, A and B 16-bit in shared memory ("SS").
+// A is K-major; B is K-major (kTransB = 0: rows of N hold K contiguous, as the attention kernel's
+// K and a GEMM's t() view) or MN-major (kTransB = 1: rows of K hold N contiguous, a GEMM's [K, N]
+// rows). N = 80, 112, 128 or 176 keys (S = Q K^T of the attention kernel), or 128 and 256 columns
+// (the GEMM's tiles). accumulate = 0 ignores d's old value. The accumulator layout: warp w of the
+// warpgroup owns rows 16w..16w+15; with g = lane / 4 and t = lane % 4, d[4i + 0], d[4i + 1] are
+// (row 16w + g, cols 8i + 2t, 8i + 2t + 1) and d[4i + 2], d[4i + 3] the same columns of row
+// 16w + g + 8, for i = 0..N/8 - 1.
+template <bool kIsBf16, int N, int kTransB = 0>
 __device__ __forceinline__ void wgmma_m64nNk16_ss(float (&d)[N / 2], uint64_t desc_a, uint64_t desc_b,
                                                   uint32_t accumulate) {
-  static_assert(N == 80 || N == 112 || N == 128 || N == 176, "the attention kernel's key tiles");
-// Operands: d (N / 2 of them), then the two descriptors and the predicate.
-#define TS_WGMMA_SS(NREGS, SHAPE, DESCS, ACC)                                                                \
+  static_assert(N == 80 || N == 112 || N == 128 || N == 176 || N == 256, "the attention's key tiles, the GEMM's");
+  static_assert(kTransB == 0 || kTransB == 1, "B K-major (0) or MN-major (1)");
+// Operands: d (N / 2 of them), then the two descriptors, the predicate and B's layout.
+#define TS_WGMMA_SS(NREGS, SHAPE, DESCS, ACC, TRANS_B)                                                       \
   if constexpr (kIsBf16) {                                                                                   \
     asm volatile("{\n .reg .pred p;\n setp.ne.b32 p, " ACC ", 0;\n"                                         \
                  "wgmma.mma_async.sync.aligned." SHAPE ".f32.bf16.bf16 " TS_WGMMA_REGS##NREGS ", " DESCS        \
-                 ", p, 1, 1, 0, 0;\n}\n"                                                                    \
+                 ", p, 1, 1, 0, " TRANS_B ";\n}\n"                                                         \
                  : TS_WGMMA_D##NREGS                                                                         \
-                 : "l"(desc_a), "l"(desc_b), "r"(accumulate));                                              \
+                 : "l"(desc_a), "l"(desc_b), "r"(accumulate), "n"(kTransB));                                \
   } else {                                                                                                   \
     asm volatile("{\n .reg .pred p;\n setp.ne.b32 p, " ACC ", 0;\n"                                         \
                  "wgmma.mma_async.sync.aligned." SHAPE ".f32.f16.f16 " TS_WGMMA_REGS##NREGS ", " DESCS          \
-                 ", p, 1, 1, 0, 0;\n}\n"                                                                    \
+                 ", p, 1, 1, 0, " TRANS_B ";\n}\n"                                                         \
                  : TS_WGMMA_D##NREGS                                                                         \
-                 : "l"(desc_a), "l"(desc_b), "r"(accumulate));                                              \
+                 : "l"(desc_a), "l"(desc_b), "r"(accumulate), "n"(kTransB));                                \
   }
   if constexpr (N == 80) {
-    TS_WGMMA_SS(40, "m64n80k16", "%40, %41", "%42");
+    TS_WGMMA_SS(40, "m64n80k16", "%40, %41", "%42", "%43");
   } else if constexpr (N == 112) {
-    TS_WGMMA_SS(56, "m64n112k16", "%56, %57", "%58");
+    TS_WGMMA_SS(56, "m64n112k16", "%56, %57", "%58", "%59");
   } else if constexpr (N == 128) {
-    TS_WGMMA_SS(64, "m64n128k16", "%64, %65", "%66");
+    TS_WGMMA_SS(64, "m64n128k16", "%64, %65", "%66", "%67");
+  } else if constexpr (N == 176) {
+    TS_WGMMA_SS(88, "m64n176k16", "%88, %89", "%90", "%91");
   } else {
-    TS_WGMMA_SS(88, "m64n176k16", "%88, %89", "%90");
+    TS_WGMMA_SS(128, "m64n256k16", "%128, %129", "%130", "%131");
   }
 #undef TS_WGMMA_SS
 }
