@@ -175,6 +175,19 @@ Result gemm_entry(const char* name, int64_t n, bool bias, const char* variant = 
   return Result{name, 2.0 * n * n * n / (ms * 1e-3) / 1e12, "TFLOP/s", ""};
 }
 
+// One forward of tutorial 03's MLP ([64, 128, 768] -> 3072, bf16) on `path`, device us;
+// schedule: the wgmma GeGLU GEMM's (the epilogue path), when not its own choice.
+Result mlp_entry(const char* name, ts::nn::MlpPath path, ts::WgmmaSchedule schedule = ts::WgmmaSchedule::automatic) {
+  const ts::Device gpu = ts::kCUDA;
+  ts::manual_seed(0);
+  const ts::nn::GeGLUMLP mlp(768, 3072, path, {ts::DType::bf16, gpu});
+  const ts::Tensor x = ts::randn({64, 128, 768}, {ts::DType::bf16, gpu});
+  const ts::WgmmaScheduleOverride scheduled(schedule);
+  ts::Tensor sink;
+  const double ms = median_device_ms([&] { sink = mlp.forward(x); }, 3, 51);
+  return Result{name, ms * 1e3, "us", ""};
+}
+
 // A step (made by `make_step` when the entry runs) replayed from a CUDA graph against the same step run
 // op by op, device time per step as everywhere here (CUDA events, L2 emptied first), measured in the
 // same run: what a replay costs the GPU, which launch gaps aside should be nothing.
@@ -391,29 +404,13 @@ void add_gpu_entries(std::vector<Entry>& list) {
     static const char* const kNames[] = {"mlp/bf16/eager", "mlp/bf16/fused", "mlp/bf16/merged", "mlp/bf16/epilogue"};
     const char* name = kNames[static_cast<int>(path)];
     list.push_back({name, "one forward of tutorial 03's MLP [64,128,768] -> 3072, device us (PyTorch eager 266)",
-                    [gpu, path, name] {
-                      ts::manual_seed(0);
-                      const ts::nn::GeGLUMLP mlp(768, 3072, path, {ts::DType::bf16, gpu});
-                      const ts::Tensor x = ts::randn({64, 128, 768}, {ts::DType::bf16, gpu});
-                      ts::Tensor sink;
-                      const double ms = median_device_ms([&] { sink = mlp.forward(x); }, 3, 51);
-                      return Result{name, ms * 1e3, "us", ""};
-                    },
-                    true});
+                    [path, name] { return mlp_entry(name, path); }, true});
   }
   for (const auto& [name, schedule] : {std::pair{"mlp/bf16/epilogue_cooperative", ts::WgmmaSchedule::cooperative},
                                        std::pair{"mlp/bf16/epilogue_pingpong", ts::WgmmaSchedule::pingpong}}) {
     list.push_back({name, "mlp/bf16/epilogue with the wgmma GeGLU GEMM under the schedule it names, device us",
-                    [gpu, name, schedule] {
-                      ts::manual_seed(0);
-                      const ts::nn::GeGLUMLP mlp(768, 3072, ts::nn::MlpPath::epilogue, {ts::DType::bf16, gpu});
-                      const ts::Tensor x = ts::randn({64, 128, 768}, {ts::DType::bf16, gpu});
-                      const ts::WgmmaScheduleOverride scheduled(schedule);
-                      ts::Tensor sink;
-                      const double ms = median_device_ms([&] { sink = mlp.forward(x); }, 3, 51);
-                      return Result{name, ms * 1e3, "us", ""};
-                    },
-                    true, needs_of("linear_geglu/cuda/wgmma")});
+                    [name, schedule] { return mlp_entry(name, ts::nn::MlpPath::epilogue, schedule); }, true,
+                    needs_of("linear_geglu/cuda/wgmma")});
   }
   list.push_back({"linear/bf16/1024x32x64", "nn::Linear(32, 64, bias) on [1024, 32]: one addmm kernel, device us",
                   [gpu] {
