@@ -16,15 +16,14 @@
 //   - two schedules of the consumers (Schedule): cooperative, both on one 128 x 256 output tile,
 //     64 rows each, or ping-pong, each on 128 x 128 tiles of its own, the block's tiles taken in
 //     turn, so that one consumer's epilogue runs while the other multiplies;
-//   - a ring of shared-memory stages (as many as fit beside the staged output: 4 of 48 KiB
-//     cooperative, 6 of 32 KiB ping-pong): the producer runs ahead by that many k-steps, across
-//     tile boundaries, so the next tile's loads overlap this tile's epilogue;
+//   - a ring of shared-memory stages (as many as fit beside the staged output: 3 of 48 KiB
+//     cooperative, 5 of 32 KiB ping-pong, one more each for the GeGLU): the producer runs ahead
+//     by that many k-steps, across tile boundaries, so the next tile's loads overlap this tile's
+//     epilogue;
 //   - the epilogue leaves through TMA too: each consumer writes its rows into shared memory
 //     in the store's swizzled layout, one thread hands them to the copy engine, and the
 //     warpgroup starts its next tile while they are written (rows that break TMA's 16-byte rule
-//     are stored from registers instead); a 128 x 256 or 128 x 128 tile leaves in two rounds
-//     of half its columns, so that its staging takes the room of half a tile and the ring one
-//     stage more;
+//     are stored from registers instead);
 //   - a persistent grid: one block per SM loops over output tiles, in groups of 16 tile rows that
 //     walk their tile columns together (the tiles in flight share their A rows and B columns in
 //     L2).
@@ -93,24 +92,14 @@ struct Tiling {
   static constexpr int kReaders = kPingPong ? 1 : kConsumers;              // consumers reading each stage
   static constexpr uint32_t kBytesA = kBM * kBK * 2;                       // 16 KiB
   static constexpr uint32_t kBytesB = kBN * kBK * 2;                       // 32 or 16 KiB
-  static constexpr uint32_t kBytesStage = kBytesA + kBytesB;
-  // The stages that fit beside `staged_bytes` of output, the barriers and 1 KiB to align
-  // everything to 1024 bytes (the 128-byte swizzle's period).
-  static constexpr int stages_beside(uint32_t staged_bytes) {
-    return static_cast<int>((kSmemLimit - staged_bytes - 1024 - 256) / kBytesStage);
-  }
-  // The output leaves through TMA from a staging of each consumer's rows, as boxes of 64 x 64:
-  // the whole tile at once, or in two rounds through half the room when that half makes room for
-  // one more stage (cooperative 3 -> 4 and ping-pong 5 -> 6 stages; the GeGLU's half-width output
-  // gains none and leaves in one round, beside 4 or 6).
-  static constexpr uint32_t kBytesWholeOut = kConsumers * kConsumerRows * kOutCols * 2;
-  static constexpr int kStoreRounds = stages_beside(kBytesWholeOut / 2) > stages_beside(kBytesWholeOut) ? 2 : 1;
-  static constexpr int kStagedCols = kOutCols / kStoreRounds;  // a round's columns of the tile
-  static constexpr uint32_t kBytesOut = kBytesWholeOut / kStoreRounds;
-  static constexpr int kStages = stages_beside(kBytesOut);
-  static constexpr size_t kSmemBytes = kStages * kBytesStage + kBytesOut + 2 * kStages * sizeof(uint64_t) + 1024;
+  // The output staged for its TMA store: each consumer's rows of its tile, as boxes of 64 x 64.
+  static constexpr uint32_t kBytesOut = kConsumers * kConsumerRows * kOutCols * 2;
+  // As many stages as fit beside it, the barriers and 1 KiB to align everything to 1024 bytes (the
+  // 128-byte swizzle's period): cooperative 3 (4 for the GeGLU's half-width output), ping-pong 5 (6).
+  static constexpr int kStages = static_cast<int>((kSmemLimit - kBytesOut - 1024 - 256) / (kBytesA + kBytesB));
+  static constexpr size_t kSmemBytes =
+      kStages * (kBytesA + kBytesB) + kBytesOut + 2 * kStages * sizeof(uint64_t) + 1024;
   static_assert(kSmemBytes <= kSmemLimit, "the ring, the staged output and the barriers fit a block");
-  static_assert(kStagedCols % 64 == 0, "a round stores whole boxes of 64 columns");
 };
 
 struct WgmmaProblem {
@@ -137,7 +126,7 @@ struct WgmmaShared {
   static constexpr int kStages = Tile::kStages;
   T* ring_a;        // [kStages][kBM rows][kBK]
   T* ring_b;        // [kStages][kBN x kBK]
-  T* staged_out;    // [kConsumers][boxes of a round][64][64]
+  T* staged_out;    // [kConsumers][boxes][64][64]
   uint64_t* full;   // [kStages]
   uint64_t* empty;  // [kStages]
 
@@ -145,8 +134,8 @@ struct WgmmaShared {
     uint8_t* smem = reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(raw) + 1023) & ~uintptr_t{1023});
     ring_a = reinterpret_cast<T*>(smem);
     ring_b = reinterpret_cast<T*>(smem + kStages * Tile::kBytesA);
-    staged_out = reinterpret_cast<T*>(smem + kStages * Tile::kBytesStage);
-    full = reinterpret_cast<uint64_t*>(smem + kStages * Tile::kBytesStage + Tile::kBytesOut);
+    staged_out = reinterpret_cast<T*>(smem + kStages * (Tile::kBytesA + Tile::kBytesB));
+    full = reinterpret_cast<uint64_t*>(smem + kStages * (Tile::kBytesA + Tile::kBytesB) + Tile::kBytesOut);
     empty = full + kStages;
   }
   // One thread, before the block's __syncthreads.
@@ -243,7 +232,7 @@ __device__ __forceinline__ void produce(const WgmmaShared<T, kSched, kEpi>& sh, 
     for (int ks = 0; ks < k_steps; ++ks) {
       uint64_t* full = &sh.full[slot.stage];
       mbarrier_wait(&sh.empty[slot.stage], slot.phase ^ 1);  // the consumers gave this stage back
-      mbarrier_arrive_expect_tx(full, Tile::kBytesStage);
+      mbarrier_arrive_expect_tx(full, Tile::kBytesA + Tile::kBytesB);
       const int k0 = ks * kBK;
       tma_load_3d(sh.stage_a(slot.stage), map_a, full, k0, at.m0, at.batch);
       T* tile_b = sh.stage_b(slot.stage);
@@ -416,51 +405,43 @@ struct Consumer {
   }
 
   // Registers -> this consumer's staging (the TMA store's swizzled boxes of 64 x 64) -> one thread
-  // hands the boxes to the copy engine, and the warpgroup goes on while they are written out: to
-  // its next tile, or, when the tile leaves in two rounds, to its second half of columns once the
-  // copy engine has read the first out of the staging.
+  // hands the boxes to the copy engine and the warpgroup goes on to its next tile while they are
+  // written out.
   __device__ __forceinline__ void store_tma(const Accumulators& d, const CUtensorMap* map_out,
                                             const TileOrigin& at) const {
     using namespace hopper;
-    constexpr int kBoxesPerRow = Tile::kStagedCols / 64;
-    constexpr int kRoundPairs = kPairs / Tile::kStoreRounds;
-    T* staged = sh.staged_out + index * Tile::kConsumerRows * Tile::kStagedCols;
+    constexpr int kBoxesPerRow = Tile::kOutCols / 64;
+    T* staged = sh.staged_out + index * Tile::kConsumerRows * Tile::kOutCols;
     const bool leader = threadIdx.x % 128 == 0;
+    if (leader) tma_store_wait_read();   // the previous tile's boxes have left
+    named_barrier_sync(1 + index, 128);  // ... and everyone knows it
 #pragma unroll
-    for (int round = 0; round < Tile::kStoreRounds; ++round) {
-      if (leader) tma_store_wait_read();   // the staging's previous boxes have left
-      named_barrier_sync(1 + index, 128);  // ... and everyone knows it
+    for (int mb = 0; mb < Tile::kMBlocks; ++mb)
 #pragma unroll
-      for (int mb = 0; mb < Tile::kMBlocks; ++mb)
+      for (int half = 0; half < 2; ++half) {
+        const int r = warp * 16 + lane_row + 8 * half;  // row within the block of 64
 #pragma unroll
-        for (int half = 0; half < 2; ++half) {
-          const int r = warp * 16 + lane_row + 8 * half;  // row within the block of 64
-#pragma unroll
-          for (int j = 0; j < kRoundPairs; ++j) {
-            const int i = round * kRoundPairs + j;  // the pair within the tile's row
-            const float2 v =
-                value_pair(d[mb], at, half, i, at.m0 + first_row + 64 * mb + r, at.n0 + 8 * i + 2 * lane_col);
-            // Box (mb, j / 8), 16-byte chunk j % 8 of row r, swizzled as the tensor map reads it.
-            const int offset =
-                (mb * kBoxesPerRow + j / 8) * 64 * 64 + r * 64 + (((j % 8) ^ (r % 8)) * 8) + 2 * lane_col;
-            *reinterpret_cast<uint32_t*>(staged + offset) = pack2<T>(v.x, v.y);
-          }
+        for (int i = 0; i < kPairs; ++i) {
+          const float2 v =
+              value_pair(d[mb], at, half, i, at.m0 + first_row + 64 * mb + r, at.n0 + 8 * i + 2 * lane_col);
+          // Box (mb, i / 8), 16-byte chunk i % 8 of row r, swizzled as the tensor map reads it.
+          const int offset = (mb * kBoxesPerRow + i / 8) * 64 * 64 + r * 64 + (((i % 8) ^ (r % 8)) * 8) + 2 * lane_col;
+          *reinterpret_cast<uint32_t*>(staged + offset) = pack2<T>(v.x, v.y);
         }
-      fence_proxy_async_shared();          // the generic-proxy writes above, before the copy engine reads
-      named_barrier_sync(1 + index, 128);  // every thread's part is written
-      if (leader) {
-        const int n0 = at.n0 + round * Tile::kStagedCols;
-#pragma unroll
-        for (int mb = 0; mb < Tile::kMBlocks; ++mb) {
-          const int row = at.m0 + first_row + 64 * mb;
-          if (row < problem.M)
-#pragma unroll
-            for (int box = 0; box < kBoxesPerRow; ++box)
-              if (n0 + 64 * box < problem.N)
-                tma_store_3d(map_out, staged + (mb * kBoxesPerRow + box) * 64 * 64, n0 + 64 * box, row, at.batch);
-        }
-        tma_store_commit();
       }
+    fence_proxy_async_shared();          // the generic-proxy writes above, before the copy engine reads
+    named_barrier_sync(1 + index, 128);  // every thread's part is written
+    if (leader) {
+#pragma unroll
+      for (int mb = 0; mb < Tile::kMBlocks; ++mb) {
+        const int row = at.m0 + first_row + 64 * mb;
+        if (row < problem.M)
+#pragma unroll
+          for (int box = 0; box < kBoxesPerRow; ++box)
+            if (at.n0 + 64 * box < problem.N)
+              tma_store_3d(map_out, staged + (mb * kBoxesPerRow + box) * 64 * 64, at.n0 + 64 * box, row, at.batch);
+      }
+      tma_store_commit();
     }
   }
 
