@@ -45,12 +45,8 @@
 #include "tensor/file_output.h"
 
 #if TS_HAVE_CUDA
-#include "ops/hopper_tensor_map.h"  // tensor_map_encodes: the TMA descriptor cache's misses
-
-namespace ts::bench {
-void launch_empty_kernel();  // bench_cuda.cu
-void launch_empty_like_flash_v3(int blocks, int threads, size_t smem_bytes, bool flash_v3_arguments);
-}
+#include "bench/bench_cuda.h"
+#include "ops/hopper_tensor_map.h"  // tensor_map_encodes, device_map_copies: the TMA descriptor caches' misses
 #endif
 
 namespace {
@@ -551,13 +547,15 @@ void add_attention_entries(std::vector<Entry>& list) {
                                                                                ts::kCUDA, shape.causal);
                      return std::function<void()>([in, attn] { (void)attn->forward(in->q, in->k, in->v); });
                    });
-  // The host's side of a Hopper rung: flash_v3 makes three TMA descriptors per forward, which the
-  // makers' cache hands back once made (ops/hopper_tensor_map.h); flash_v2 makes none. Batches of
-  // 20 forwards, short enough that the launch queue never fills, a synchronize after each.
+  // The host's side of a Hopper rung: flash_v3 needs three TMA descriptors per forward in device
+  // memory, which the thread's cache hands back once placed (ops/hopper_tensor_map.h); flash_v2
+  // needs none. Batches of 20 forwards, short enough that the launch queue never fills, a
+  // synchronize after each.
   list.push_back({"attn/cuda/flash_v3_host_us",
                   "CPU side per forward of tutorial 04's layer, flash_v3 path (B4H16S1024D64 causal); _flash_v2: "
                   "the same, flash_v2 path, in the same run; _ratio: v3 over v2, target <= 1.0; "
-                  "_encodes_per_call: the driver's descriptor encodes per timed forward (cache misses)",
+                  "_encodes_per_call, _copies_per_call: the driver's descriptor encodes and the copies of maps to "
+                  "device memory per timed forward (cache misses)",
                   [] {
                     const AttnShape shape{4, 16, 1024, 64, true};
                     const AttnInputs in = attention_inputs(shape);
@@ -569,39 +567,49 @@ void add_attention_entries(std::vector<Entry>& list) {
                       sink = v3.forward(in.q, in.k, in.v);
                       ++v3_calls;
                     };
-                    forward_v3();  // the first call encodes its maps: not in the count below
+                    forward_v3();  // the first call encodes its maps and copies them: not in the counts below
                     const int64_t encodes = ts::hopper::tensor_map_encodes();
+                    const int64_t copies = ts::hopper::device_map_copies();
                     v3_calls = 0;
                     const Paired p = paired_us_per_call(forward_v3, [&] { sink = v2.forward(in.q, in.k, in.v); }, 20,
                                                         51, sync);
-                    const double per_call = static_cast<double>(ts::hopper::tensor_map_encodes() - encodes) /
-                                            static_cast<double>(std::max<int64_t>(v3_calls, 1));
+                    const auto per_call = [&](int64_t misses) {
+                      return static_cast<double>(misses) / static_cast<double>(std::max<int64_t>(v3_calls, 1));
+                    };
                     return Result{"attn/cuda/flash_v3_host_us", p.fn_us, "us", "",
                                   {{"attn/cuda/flash_v3_host_us_flash_v2", p.baseline_us, "us", ""},
                                    {"attn/cuda/flash_v3_host_us_ratio", p.ratio, "x", ""},
-                                   {"attn/cuda/flash_v3_host_us_encodes_per_call", per_call, "count", ""}}};
+                                   {"attn/cuda/flash_v3_host_us_encodes_per_call",
+                                    per_call(ts::hopper::tensor_map_encodes() - encodes), "count", ""},
+                                   {"attn/cuda/flash_v3_host_us_copies_per_call",
+                                    per_call(ts::hopper::device_map_copies() - copies), "count", ""}}};
                   },
                   true, needs_of("scaled_dot_product_attention/cuda/flash_v3")});
   // What of flash_v3_host_us is the launch itself: an empty kernel launched as flash_v3 launches
   // tutorial 04's layer (a block per SM, 384 threads, the 148624 bytes of dynamic shared memory of
-  // its D = 64 128 x 128 four-stage config, three tensor maps and the problem by value), against
-  // the <<<1,1>>> launch in alternating batches; and the same launch with one int of arguments.
+  // its D = 64 128 x 128 config, a pointer to the tensor maps and the problem), against the
+  // <<<1,1>>> launch in alternating batches; and the same launch with the three maps by value, and
+  // with one int of arguments.
   list.push_back({"cuda/launch_like_flash_v3",
-                  "an empty kernel launched with flash_v3's grid, block, shared memory and argument bytes, CPU side "
-                  "per launch; _excess: over cuda/raw_launch in the same run; _one_int_excess: the same launch "
-                  "with a 4-byte argument",
+                  "an empty kernel launched with flash_v3's grid, block, shared memory and arguments, CPU side per "
+                  "launch; _excess: over cuda/raw_launch in the same run; _maps_by_value_excess: the same launch "
+                  "with the three tensor maps by value (448 bytes of arguments); _one_int_excess: with a 4-byte "
+                  "argument",
                   [] {
+                    using ts::bench::LaunchArguments;
                     ts::cuda::set_device(0);
                     const int blocks = ts::hopper::properties(0).multiprocessors;
-                    const auto like = [blocks](bool arguments) {
+                    const auto like = [blocks](LaunchArguments arguments) {
                       return [blocks, arguments] { ts::bench::launch_empty_like_flash_v3(blocks, 384, 148624, arguments); };
                     };
                     const auto raw = [] { ts::bench::launch_empty_kernel(); };
-                    const Paired full = paired_us_per_call(like(true), raw, 20, 51, sync);
-                    const Paired one_int = paired_us_per_call(like(false), raw, 20, 51, sync);
+                    const Paired full = paired_us_per_call(like(LaunchArguments::like_flash_v3), raw, 20, 51, sync);
+                    const Paired by_value = paired_us_per_call(like(LaunchArguments::maps_by_value), raw, 20, 51, sync);
+                    const Paired one_int = paired_us_per_call(like(LaunchArguments::one_int), raw, 20, 51, sync);
                     return Result{"cuda/launch_like_flash_v3", full.fn_us, "us", "",
                                   {{"cuda/launch_like_flash_v3_raw_launch", full.baseline_us, "us", ""},
                                    {"cuda/launch_like_flash_v3_excess", full.excess_us, "us", ""},
+                                   {"cuda/launch_like_flash_v3_maps_by_value_excess", by_value.excess_us, "us", ""},
                                    {"cuda/launch_like_flash_v3_one_int_excess", one_int.excess_us, "us", ""}}};
                   },
                   true, needs_of("scaled_dot_product_attention/cuda/flash_v3")});

@@ -8,8 +8,10 @@
 //     for a whole tile ("box") of a 2-D or 3-D tensor; the engine moves it from global to shared
 //     memory without registers, fills what lies outside the tensor with zeros (tails need no code),
 //     and writes it in a swizzled layout (below). The tensor's shape, strides, box and swizzle
-//     live in a 128-byte descriptor, the tensor map, made on the host (make_tensor_map_*) and
-//     passed to the kernel by value as a `const __grid_constant__ CUtensorMap` parameter.
+//     live in a 128-byte descriptor, the tensor map, made on the host (ops/hopper_tensor_map.h)
+//     and passed to the kernel by value as a `const __grid_constant__ CUtensorMap` parameter
+//     (the GEMM), or placed in device memory and passed as a pointer (flash attention, whose
+//     three maps by value would make each launch's arguments 384 bytes longer).
 //
 //   mbarrier: a shared-memory barrier that counts arrivals *and bytes*. A TMA load names one;
 //     the producer announces the bytes it expects (arrive_expect_tx) and the barrier's phase
@@ -43,7 +45,7 @@
 #include <cstdint>
 
 #include "ops/cuda_mma.cuh"            // smem_u32
-#include "ops/hopper_tensor_map.h"  // the host side: make_tensor_map_16bit
+#include "ops/hopper_tensor_map.h"  // the host side: make_tensor_map, device_tensor_maps
 
 namespace ts::hopper {
 
@@ -79,6 +81,15 @@ __device__ __forceinline__ void mbarrier_wait(uint64_t* bar, uint32_t parity) {
 }
 
 // -- TMA --
+// A tensor map in device memory (device_tensor_maps) came there by a copy from the host; the copy
+// engine reads it through the tensor-map proxy, which a kernel does not start synchronized with.
+// This fence makes the map's bytes visible to that proxy: once per map, by the thread that issues
+// the copies, before its first. A map passed by value needs none.
+__device__ __forceinline__ void fence_tensor_map(const CUtensorMap* map) {
+  asm volatile("fence.proxy.tensormap::generic.acquire.sys [%0], 128;\n" ::"l"(reinterpret_cast<uint64_t>(map))
+               : "memory");
+}
+
 // Box at coordinates (col, row, batch) of the tensor map, into shared memory at dst; completes
 // on bar (counting the box's bytes, zero-filled parts included).
 __device__ __forceinline__ void tma_load_3d(void* dst, const CUtensorMap* map, uint64_t* bar, int col, int row,

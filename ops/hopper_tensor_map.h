@@ -4,7 +4,9 @@
 
 #include <cuda.h>  // CUtensorMap and its enums: types only, the driver is reached through the runtime
 
+#include <array>
 #include <cstdint>
+#include <span>
 #include <string>
 
 #include "tensor/cuda_device.h"
@@ -14,26 +16,55 @@ namespace ts::hopper {
 // The properties of CUDA device `index`, read once per process (the SM count sizes grids).
 const cuda::DeviceProperties& properties(int index);
 
-// The tensor map of a 16-bit matrix (batch, rows, cols) with unit column stride and element
-// strides row_stride and batch_stride, read in boxes of box_rows x box_cols with the 128-byte
-// swizzle (box_cols * 2 bytes <= 128: one swizzle row); what lies outside the matrix reads as
-// zeros. Throws ts::Error naming `what` when the driver refuses it (TMA's rules: the base and
-// the strides in bytes multiples of 16, every dim at least 1). Both makers keep the last maps
-// each thread made, keyed by every argument of the driver's encode: asked for the same map
-// again (the same tensors, or new ones of the same layout at the same address), they hand back
-// a copy without calling the driver.
-CUtensorMap make_tensor_map_16bit(const void* base, int64_t batch, int64_t rows, int64_t cols, int64_t row_stride,
-                                  int64_t batch_stride, int box_rows, int box_cols, const char* what);
+// What a tensor map is made of, beyond what every map here shares (16-bit elements, unit element
+// strides, no interleave, the 128-byte swizzle, L2 promotion of 256 bytes, zeros outside the
+// tensor): the base address and, per dim from the innermost, the size, the stride in bytes (none
+// for the first, whose stride is one element) and the box. `what` names the op and the operand in
+// the error when the driver refuses the map. Two specs that compare equal make the same map.
+struct TensorMapSpec {
+  const void* base = nullptr;
+  const char* what = "";
+  int rank = 0;
+  std::array<uint64_t, 4> dims{};
+  std::array<uint64_t, 3> strides{};
+  std::array<uint32_t, 4> box{};
+  bool operator==(const TensorMapSpec&) const = default;
+};
+
+// The spec of a 16-bit matrix (batch, rows, cols) with unit column stride and element strides
+// row_stride and batch_stride, read in boxes of box_rows x box_cols (box_cols * 2 bytes <= 128: one
+// swizzle row). A single batch gets any legal stride: it is never stepped.
+TensorMapSpec tensor_map_spec_16bit(const void* base, int64_t batch, int64_t rows, int64_t cols, int64_t row_stride,
+                                    int64_t batch_stride, int box_rows, int box_cols, const char* what);
 
 // The same for a 4-D tensor (batch, heads, rows, cols) with element strides batch_stride,
 // head_stride, row_stride (unit column stride), read in boxes of box_rows x box_cols of one head.
-// A dim of size 1 gets any legal stride: it is never stepped.
-CUtensorMap make_tensor_map_16bit_4d(const void* base, int64_t batch, int64_t heads, int64_t rows, int64_t cols,
-                                     int64_t batch_stride, int64_t head_stride, int64_t row_stride, int box_rows,
-                                     int box_cols, const char* what);
+// A dim of size 1 gets any legal stride.
+TensorMapSpec tensor_map_spec_16bit_4d(const void* base, int64_t batch, int64_t heads, int64_t rows, int64_t cols,
+                                       int64_t batch_stride, int64_t head_stride, int64_t row_stride, int box_rows,
+                                       int box_cols, const char* what);
 
-// How many descriptors this thread had the driver encode so far: the makers' cache misses (tests
-// and ts_bench read it).
+// The map, for a kernel that takes it by value (a `const __grid_constant__ CUtensorMap`
+// parameter). Throws ts::Error naming spec.what when the driver refuses it (TMA's rules: the base
+// and the strides in bytes multiples of 16, every dim at least 1). Each thread keeps the last maps
+// it made, keyed by their spec: asked for the same map again (the same tensors, or new ones of the
+// same layout at the same address), it hands back a copy without calling the driver.
+CUtensorMap make_tensor_map(const TensorMapSpec& spec);
+
+// The maps of `specs` (1 to 4) in device memory, one after the other, for a kernel that takes a
+// `const CUtensorMap*`: 8 bytes of arguments where maps by value take 128 each, and a launch's CPU
+// time grows with its argument bytes. Each thread keeps the last sets it placed, per device, keyed
+// by their specs: a set asked for again costs a compare. A new set is encoded (make_tensor_map) and
+// copied into the oldest of the thread's slots by a copy on the stream ops launch on, so behind
+// every kernel that read the slot before; the profiler shows it as a Memcpy HtoD in the op. While
+// the thread captures a CUDA graph, the maps go where nothing overwrites them (a replay may come at
+// any time): slots kept for the life of the process, one per distinct set, shared by every capture.
+// The kernel fences each map before its first use (fence_tensor_map, ops/cuda_hopper.cuh).
+const CUtensorMap* device_tensor_maps(int device, std::span<const TensorMapSpec> specs);
+
+// This thread's cache misses so far (tests and ts_bench read them): the descriptors the driver
+// encoded, and the sets copied to device memory.
 int64_t tensor_map_encodes();
+int64_t device_map_copies();
 
 }  // namespace ts::hopper

@@ -39,6 +39,7 @@
 #include "ops/registry.h"
 #include "tensor/cuda_allocator.h"
 #include "tensor/cuda_check.h"
+#include "tensor/cuda_graph.h"
 #include "tests/support/case_rng.h"
 #include "tests/support/compare.h"
 #include "tests/support/gpu_sweep.h"
@@ -602,10 +603,11 @@ TEST_CASE("cuda: flash attention: no keys (L = 0) gives 0, and bad outputs and h
     }
 }
 
-// flash_v3 makes a TMA descriptor per input per call; the makers keep them (ops/hopper_tensor_map.h),
-// keyed by address and layout, never by contents. A repeated call asks the driver for none; the same
-// memory holding new values (as a tensor made where a freed one was) is read through the kept maps and
-// gives the new answer; another layout at the same address, and new tensors, get maps of their own.
+// flash_v3 needs a TMA descriptor per input per call, in device memory; the makers keep them
+// (ops/hopper_tensor_map.h), keyed by address and layout, never by contents. A repeated call asks
+// the driver for none and copies none; the same memory holding new values (as a tensor made where a
+// freed one was) is read through the kept maps and gives the new answer; another layout at the same
+// address, and new tensors, get maps of their own.
 TEST_CASE("cuda: flash_v3's TMA descriptors are encoded once per address and layout, whatever the memory holds") {
   if (no_gpu()) return;
   const Rung& v3 = kRungs[2];
@@ -624,9 +626,10 @@ TEST_CASE("cuda: flash_v3's TMA descriptors are encoded once per address and lay
   Inputs in = make_inputs(sh, D, DType::bf16, ++seed);
   const Tensor got = run_rung(v3, in, attrs);
   check(in, got);
-  const int64_t encoded = ts::hopper::tensor_map_encodes();
+  const int64_t encoded = ts::hopper::tensor_map_encodes(), copied = ts::hopper::device_map_copies();
   const Tensor again = run_rung(v3, in, attrs);
   CHECK(ts::hopper::tensor_map_encodes() == encoded);  // the same three maps: no driver call
+  CHECK(ts::hopper::device_map_copies() == copied);    // and no copy
   CHECK(again.to_vector<double>() == got.to_vector<double>());
 
   // New values in the same memory, as q, k, v made again where freed ones were.
@@ -637,6 +640,7 @@ TEST_CASE("cuda: flash_v3's TMA descriptors are encoded once per address and lay
   in.q_cpu = fresh.q_cpu, in.k_cpu = fresh.k_cpu, in.v_cpu = fresh.v_cpu;
   const Tensor refilled = run_rung(v3, in, attrs);
   CHECK(ts::hopper::tensor_map_encodes() == encoded);
+  CHECK(ts::hopper::device_map_copies() == copied);
   check(in, refilled);
 
   // in.q's first batch read as a [1, S, H, D] tensor transposed to [1, H, S, D]: q's address, another
@@ -648,7 +652,54 @@ TEST_CASE("cuda: flash_v3's TMA descriptors are encoded once per address and lay
   const Tensor out = run_rung(v3, viewed, attrs);
   // At least q's new layout is encoded (k and v could meet maps an earlier case left at their addresses).
   CHECK(ts::hopper::tensor_map_encodes() > encoded);
+  CHECK(ts::hopper::device_map_copies() == copied + 1);  // a new set of three
   check(viewed, out);
+}
+
+// The sets of maps in device memory: a thread keeps its last 16 in slots that a new set overwrites,
+// oldest first, and a captured graph's in slots of their own. Here 20 new sets pass, each checked;
+// the first comes back by a new copy; and a graph captured on the first inputs, replayed after all
+// that on new values, still reads its own maps.
+TEST_CASE("cuda: flash_v3's maps in device memory: slots overwritten past 16 sets, a captured graph's kept apart") {
+  if (no_gpu()) return;
+  const Rung& v3 = kRungs[2];
+  REQUIRE(std::string(v3.name) == "flash_v3");
+  if (!runs_here(v3)) return;
+  uint64_t seed = fresh_seed();
+  MESSAGE("seed base ", seed);
+  const SdpaAttrs attrs{true, 0};
+  const auto check = [&](const Inputs& inputs, const Tensor& got) {
+    CHECK(unwritten(got) == 0);
+    CHECK_CLOSE(got, reference(inputs.q_cpu, inputs.k_cpu, inputs.v_cpu, true, 0),
+                ts::testing::tolerance_for(DType::bf16), seed);
+  };
+  Inputs first = make_inputs({1, 2, 70, 70}, 64, DType::bf16, ++seed);
+  check(first, run_rung(v3, first, attrs));  // eagerly first: the kernel is loaded outside the capture
+
+  Tensor captured = poisoned_out(first.q);
+  ts::cuda::Graph graph;
+  {
+    const ts::cuda::GraphCapture capture(graph);
+    v3.run(first.q, first.k, first.v, attrs, captured);
+  }
+  const int64_t copied = ts::hopper::device_map_copies();
+  for (int64_t i = 0; i < 20; ++i) {
+    const Inputs other = make_inputs({1, 2, 71 + i, 71 + i}, 64, DType::bf16, ++seed);
+    INFO("set ", i, ": S = L = ", 71 + i);
+    check(other, run_rung(v3, other, attrs));
+  }
+  CHECK(ts::hopper::device_map_copies() == copied + 20);
+  check(first, run_rung(v3, first, attrs));  // its slot was overwritten: copied again
+  CHECK(ts::hopper::device_map_copies() == copied + 21);
+
+  const Inputs fresh = make_inputs({1, 2, 70, 70}, 64, DType::bf16, ++seed);
+  ts::copy_(first.q, fresh.q);
+  ts::copy_(first.k, fresh.k);
+  ts::copy_(first.v, fresh.v);
+  first.q_cpu = fresh.q_cpu, first.k_cpu = fresh.k_cpu, first.v_cpu = fresh.v_cpu;
+  graph.replay();
+  ts::cuda::synchronize();
+  check(first, captured.to(ts::kCPU));
 }
 
 #else  // a build without the CUDA toolkit has no flash rungs to call

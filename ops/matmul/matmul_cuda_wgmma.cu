@@ -538,12 +538,13 @@ void launch_wgmma_typed(const GemmProblem& g, WgmmaProblem problem, int device, 
   problem.tiles_m = static_cast<int>(ceil_div(g.M, Tile::kBM));
   problem.tiles_n = static_cast<int>(ceil_div(g.N, Tile::kOutCols));
   // A: (batch, M rows, K cols); B: K-major (batch, N rows, K cols) or MN-major (batch, K rows, N cols).
+  using hopper::tensor_map_spec_16bit;
   const CUtensorMap map_a =
-      hopper::make_tensor_map_16bit(g.a, g.batch, g.M, g.K, g.a_row, g.a_batch, Tile::kBM, kBK, what);
-  const CUtensorMap map_b =
-      kBKMajor ? hopper::make_tensor_map_16bit(g.b, g.batch, kEpi == Epilogue::geglu ? 2 * g.N : g.N, g.K, g.b_col,
-                                               g.b_batch, Tile::kBN / 2, kBK, what)
-               : hopper::make_tensor_map_16bit(g.b, g.batch, g.K, g.N, g.b_row, g.b_batch, kBK, 64, what);
+      hopper::make_tensor_map(tensor_map_spec_16bit(g.a, g.batch, g.M, g.K, g.a_row, g.a_batch, Tile::kBM, kBK, what));
+  const int64_t b_rows = kEpi == Epilogue::geglu ? 2 * g.N : g.N;
+  const CUtensorMap map_b = hopper::make_tensor_map(
+      kBKMajor ? tensor_map_spec_16bit(g.b, g.batch, b_rows, g.K, g.b_col, g.b_batch, Tile::kBN / 2, kBK, what)
+               : tensor_map_spec_16bit(g.b, g.batch, g.K, g.N, g.b_row, g.b_batch, kBK, 64, what));
   auto kernel = gemm_wgmma_kernel<T, kBKMajor, kSched, kEpi>;
   static std::atomic<uint64_t> allowed;  // devices this instance may use its shared memory on
   allow_smem(kernel, Tile::kSmemBytes, device, allowed);
@@ -552,9 +553,9 @@ void launch_wgmma_typed(const GemmProblem& g, WgmmaProblem problem, int device, 
   // The output in boxes of 64 x 64; when its rows break TMA's alignment rule the kernel stores
   // from registers and this map (of A, a valid stand-in) is never used.
   const CUtensorMap map_out =
-      problem.tma_store
-          ? hopper::make_tensor_map_16bit(g.out, g.batch, g.M, g.N, g.out_row, g.out_batch, 64, 64, what)
-          : map_a;
+      problem.tma_store ? hopper::make_tensor_map(
+                              tensor_map_spec_16bit(g.out, g.batch, g.M, g.N, g.out_row, g.out_batch, 64, 64, what))
+                        : map_a;
   launch_with_smem(kernel, dim3(static_cast<unsigned>(std::min(tiles, sms))), dim3(kThreadsWg), Tile::kSmemBytes,
                    map_a, map_b, map_out, problem);
 }

@@ -1,0 +1,19 @@
+// bench/bench_cuda.h: the empty kernels of bench_cuda.cu, launched by ts_bench's cuda/raw_launch
+// and cuda/launch_like_flash_v3 entries.
+#pragma once
+
+#include <cstddef>
+
+namespace ts::bench {
+
+// <<<1, 1>>> of a kernel that does nothing and takes nothing.
+void launch_empty_kernel();
+
+// What the empty kernel launched like flash_v3 takes: flash_v3's own arguments (a pointer to its
+// tensor maps and the problem, 72 bytes), the three maps by value instead (448 bytes), or one int.
+enum class LaunchArguments { like_flash_v3, maps_by_value, one_int };
+
+// An empty kernel on `blocks` x `threads` with `smem_bytes` of dynamic shared memory, on device 0.
+void launch_empty_like_flash_v3(int blocks, int threads, size_t smem_bytes, LaunchArguments arguments);
+
+}  // namespace ts::bench
