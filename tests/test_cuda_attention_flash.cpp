@@ -21,6 +21,7 @@
 #if TS_HAVE_CUDA
 #include <cuda_runtime_api.h>
 
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
@@ -238,7 +239,37 @@ std::vector<const Rung*> all_rungs(bool with_steps = false) {
 
 }  // namespace
 
-// ---- supports(): no GPU needed ---------------------------------------------------------------
+// ---- supports() and the tensor maps' specs: no GPU needed ------------------------------------
+
+// What flash_v3 asks the driver for (ops/hopper_tensor_map.h): dims from the innermost, strides in
+// bytes from the second dim, the box; a dim of size 1 stepped by the extent of the dims inside it
+// (any legal stride: it is never stepped), so a broadcast head (stride 0) is still a legal map.
+TEST_CASE("flash attention: the specs of flash_v3's tensor maps: dims innermost first, strides in bytes") {
+  int base = 0;
+  // q [2, 3, 130, 64] contiguous, boxes of 128 rows x 64 columns.
+  const ts::hopper::TensorMapSpec q = ts::hopper::tensor_map_spec_16bit_4d(&base, 2, 3, 130, 64, 3 * 130 * 64,
+                                                                           130 * 64, 64, 128, 64, "q");
+  CHECK(q.rank == 4);
+  CHECK(q.dims == std::array<uint64_t, 4>{64, 130, 3, 2});
+  CHECK(q.strides == std::array<uint64_t, 3>{128, 130 * 128, 3 * 130 * 128});
+  CHECK(q.box == std::array<uint32_t, 4>{64, 128, 1, 1});
+  // k with one head for all (stride 0), read as a head dim of size 1.
+  const ts::hopper::TensorMapSpec k = ts::hopper::tensor_map_spec_16bit_4d(&base, 2, 1, 77, 64, 77 * 64, 0, 64, 176,
+                                                                           64, "k");
+  CHECK(k.strides == std::array<uint64_t, 3>{128, 77 * 128, 77 * 128});
+  // One batch of a [1, 257, 40] matrix with a padded row of 48 elements.
+  const ts::hopper::TensorMapSpec a = ts::hopper::tensor_map_spec_16bit(&base, 1, 257, 40, 48, 0, 128, 64, "a");
+  CHECK(a.rank == 3);
+  CHECK(a.dims[0] == 40);
+  CHECK(a.strides[0] == 96);
+  CHECK(a.strides[1] == 96 * 257);
+  // Equal specs make the same map; the same layout at another address does not.
+  CHECK(q == ts::hopper::tensor_map_spec_16bit_4d(&base, 2, 3, 130, 64, 3 * 130 * 64, 130 * 64, 64, 128, 64, "q"));
+  int other = 0;
+  CHECK_FALSE(q == ts::hopper::tensor_map_spec_16bit_4d(&other, 2, 3, 130, 64, 3 * 130 * 64, 130 * 64, 64, 128, 64,
+                                                        "q"));
+}
+
 
 TEST_CASE("flash attention: supports() refusals name the reason, on any machine") {
   const SdpaAttrs attrs;
