@@ -634,26 +634,36 @@ TEST_CASE("cuda: flash attention: no keys (L = 0) gives 0, and bad outputs and h
     }
 }
 
+// flash_v3's rung when cuda:0 runs it; null (the caller returns) when there is no GPU or it is another.
+const Rung* flash_v3_here() {
+  if (no_gpu()) return nullptr;
+  const Rung& v3 = kRungs[2];
+  REQUIRE(std::string(v3.name) == "flash_v3");
+  return runs_here(v3) ? &v3 : nullptr;
+}
+
+// A bf16 output written whole and within bf16's tolerance of the float64 reference on `in`.
+void check_bf16_output(const Inputs& in, const Tensor& got, const SdpaAttrs& attrs, uint64_t seed) {
+  CHECK(unwritten(got) == 0);
+  CHECK_CLOSE(got, reference(in.q_cpu, in.k_cpu, in.v_cpu, attrs.is_causal, attrs.scale),
+              ts::testing::tolerance_for(DType::bf16), seed);
+}
+
 // flash_v3 needs a TMA descriptor per input per call, in device memory; the makers keep them
 // (ops/hopper_tensor_map.h), keyed by address and layout, never by contents. A repeated call asks
 // the driver for none and copies none; the same memory holding new values (as a tensor made where a
 // freed one was) is read through the kept maps and gives the new answer; another layout at the same
 // address, and new tensors, get maps of their own.
 TEST_CASE("cuda: flash_v3's TMA descriptors are encoded once per address and layout, whatever the memory holds") {
-  if (no_gpu()) return;
-  const Rung& v3 = kRungs[2];
-  REQUIRE(std::string(v3.name) == "flash_v3");
-  if (!runs_here(v3)) return;
+  const Rung* rung = flash_v3_here();
+  if (rung == nullptr) return;
+  const Rung& v3 = *rung;
   uint64_t seed = fresh_seed();
   MESSAGE("seed base ", seed);
   const Shape sh{2, 3, 130, 129};
   const int64_t D = 64;
   const SdpaAttrs attrs{true, 0};
-  const auto tolerance = ts::testing::tolerance_for(DType::bf16);
-  const auto check = [&](const Inputs& inputs, const Tensor& got) {
-    CHECK(unwritten(got) == 0);
-    CHECK_CLOSE(got, reference(inputs.q_cpu, inputs.k_cpu, inputs.v_cpu, true, 0), tolerance, seed);
-  };
+  const auto check = [&](const Inputs& inputs, const Tensor& got) { check_bf16_output(inputs, got, attrs, seed); };
   Inputs in = make_inputs(sh, D, DType::bf16, ++seed);
   const Tensor got = run_rung(v3, in, attrs);
   check(in, got);
@@ -692,18 +702,13 @@ TEST_CASE("cuda: flash_v3's TMA descriptors are encoded once per address and lay
 // the first comes back by a new copy; and a graph captured on the first inputs, replayed after all
 // that on new values, still reads its own maps.
 TEST_CASE("cuda: flash_v3's maps in device memory: slots overwritten past 16 sets, a captured graph's kept apart") {
-  if (no_gpu()) return;
-  const Rung& v3 = kRungs[2];
-  REQUIRE(std::string(v3.name) == "flash_v3");
-  if (!runs_here(v3)) return;
+  const Rung* rung = flash_v3_here();
+  if (rung == nullptr) return;
+  const Rung& v3 = *rung;
   uint64_t seed = fresh_seed();
   MESSAGE("seed base ", seed);
   const SdpaAttrs attrs{true, 0};
-  const auto check = [&](const Inputs& inputs, const Tensor& got) {
-    CHECK(unwritten(got) == 0);
-    CHECK_CLOSE(got, reference(inputs.q_cpu, inputs.k_cpu, inputs.v_cpu, true, 0),
-                ts::testing::tolerance_for(DType::bf16), seed);
-  };
+  const auto check = [&](const Inputs& inputs, const Tensor& got) { check_bf16_output(inputs, got, attrs, seed); };
   Inputs first = make_inputs({1, 2, 70, 70}, 64, DType::bf16, ++seed);
   check(first, run_rung(v3, first, attrs));  // eagerly first: the kernel is loaded outside the capture
 
