@@ -52,8 +52,8 @@ TensorMapSpec tensor_map_spec_16bit_4d(const void* base, int64_t batch, int64_t 
 CUtensorMap make_tensor_map(const TensorMapSpec& spec);
 
 // The maps of `specs` (1 to 4) in device memory, one after the other, for a kernel that takes a
-// `const CUtensorMap*`: 8 bytes of arguments where maps by value take 128 each, and a launch's CPU
-// time grows with its argument bytes. Each thread keeps the last sets it placed, per device, keyed
+// `const CUtensorMap*`: 8 bytes of arguments where maps by value take 128 each, and on some
+// machines a launch's CPU time grows with its argument bytes. Each thread keeps the last sets it placed, per device, keyed
 // by their specs: a set asked for again costs a compare. A new set is encoded (make_tensor_map) and
 // copied into the oldest of the thread's slots by a copy on the stream ops launch on, so behind
 // every kernel that read the slot before; the profiler shows it as a Memcpy HtoD in the op. While
