@@ -28,7 +28,7 @@
 //   the consumers finish this one (Q is given back after its last product, through an mbarrier).
 // The tensor maps of q, k and v reach the kernel through device memory (hopper::device_tensor_maps,
 //   placed once per set of tensors): its arguments are a pointer to them and the problem, 72 bytes
-//   where the maps by value would make 448 (on one machine 0.175 us more of a launch's CPU time).
+//   where the maps by value would make 448 (on one machine 0.17 us more of a launch's CPU time).
 // The block shape (launch_for): Br = 192 queries (three consumers) or 128 (two); Bc = 128 keys,
 //   176 at D = 96 and 128 without the mask, 112 at D = 192, 80 at D = 256 (shared memory).
 // The roles, in the order a reader meets them below:
