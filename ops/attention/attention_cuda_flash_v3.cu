@@ -28,7 +28,9 @@
 //   the consumers finish this one (Q is given back after its last product, through an mbarrier).
 // The tensor maps of q, k and v reach the kernel through device memory (hopper::device_tensor_maps,
 //   placed once per set of tensors): its arguments are a pointer to them and the problem, 72 bytes
-//   where the maps by value would make 448 (on one machine 0.17 us more of a launch's CPU time).
+//   where the maps by value would make 448 (on one machine 0.17 us more of a launch's CPU time;
+//   on another, fencing and reading them at the kernel's start cost 0.6 us of GPU time at
+//   tutorial 04's shape: ops/attention/README.md, "On the host").
 // The block shape (launch_for): Br = 192 queries (three consumers) or 128 (two); Bc = 128 keys,
 //   176 at D = 96 and 128 without the mask, 112 at D = 192, 80 at D = 256 (shared memory).
 // The roles, in the order a reader meets them below:
@@ -873,7 +875,8 @@ void launch_flash_v3(const Tensor& q, const Tensor& k, const Tensor& v, const Sd
   specs[1] = fp.L > 0 ? input_map(k, l.keys, &args.k_head_step, &args.k_batch_step, "sdpa flash_v3 (k)") : specs[0];
   specs[2] = fp.L > 0 ? input_map(v, l.keys, &args.v_head_step, &args.v_batch_step, "sdpa flash_v3 (v)") : specs[0];
   // The maps go to the kernel through device memory: 8 bytes of arguments instead of 384, which
-  // cost some machines' launches CPU time (ops/attention/README.md, "On the host").
+  // cost some machines' launches CPU time, for a cost at the kernel's start (ops/attention/README.md,
+  // "On the host").
   const CUtensorMap* maps = hopper::device_tensor_maps(q.device().index, specs);
   allow_smem(l.kernel, l.smem, q.device().index, *l.allowed);
   // A persistent grid: one block per SM (one fits), each looping over its share of the work.
