@@ -874,9 +874,9 @@ void launch_flash_v3(const Tensor& q, const Tensor& k, const Tensor& v, const Sd
   // L = 0: no key is ever loaded, and a map of zero rows does not exist: q's stands in.
   specs[1] = fp.L > 0 ? input_map(k, l.keys, &args.k_head_step, &args.k_batch_step, "sdpa flash_v3 (k)") : specs[0];
   specs[2] = fp.L > 0 ? input_map(v, l.keys, &args.v_head_step, &args.v_batch_step, "sdpa flash_v3 (v)") : specs[0];
-  // The maps go to the kernel through device memory: 8 bytes of arguments instead of 384, which
-  // cost some machines' launches CPU time, for a cost at the kernel's start (ops/attention/README.md,
-  // "On the host").
+  // The maps go to the kernel through device memory: 8 bytes of arguments instead of 384 (less
+  // launch CPU time on some machines), paid for by a fence and a global read per map at the
+  // kernel's start (ops/attention/README.md, "On the host").
   const CUtensorMap* maps = hopper::device_tensor_maps(q.device().index, specs);
   allow_smem(l.kernel, l.smem, q.device().index, *l.allowed);
   // A persistent grid: one block per SM (one fits), each looping over its share of the work.
