@@ -9,9 +9,9 @@ namespace ts::bench {
 // <<<1, 1>>> of a kernel that does nothing and takes nothing.
 void launch_empty_kernel();
 
-// What the empty kernel launched like flash_v3 takes: flash_v3's own arguments (a pointer to its
-// tensor maps and the problem, 72 bytes), the three maps by value instead (448 bytes), or one int.
-enum class LaunchArguments { like_flash_v3, maps_by_value, one_int };
+// What the empty kernel launched like flash_v3 takes: flash_v3's own arguments (its three tensor
+// maps by value and the problem, 448 bytes), a pointer to the maps instead (72 bytes), or one int.
+enum class LaunchArguments { like_flash_v3, maps_pointer, one_int };
 
 // An empty kernel on `blocks` x `threads` with `smem_bytes` of dynamic shared memory, on device 0.
 void launch_empty_like_flash_v3(int blocks, int threads, size_t smem_bytes, LaunchArguments arguments);

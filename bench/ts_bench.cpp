@@ -46,7 +46,7 @@
 
 #if TS_HAVE_CUDA
 #include "bench/bench_cuda.h"
-#include "ops/hopper_tensor_map.h"  // tensor_map_encodes, device_map_copies: the TMA descriptor caches' misses
+#include "ops/hopper_tensor_map.h"  // tensor_map_encodes: the TMA descriptor cache's misses
 #endif
 
 namespace {
@@ -547,15 +547,13 @@ void add_attention_entries(std::vector<Entry>& list) {
                                                                                ts::kCUDA, shape.causal);
                      return std::function<void()>([in, attn] { (void)attn->forward(in->q, in->k, in->v); });
                    });
-  // The host's side of a Hopper rung: flash_v3 needs three TMA descriptors per forward in device
-  // memory, which the thread's cache hands back once placed (ops/hopper_tensor_map.h); flash_v2
-  // needs none. Batches of 20 forwards, short enough that the launch queue never fills, a
+  // The host's side of a Hopper rung: flash_v3 needs three TMA descriptors per forward, which the
+  // thread's cache hands back once encoded (ops/hopper_tensor_map.h); flash_v2 needs none. Batches of 20 forwards, short enough that the launch queue never fills, a
   // synchronize after each.
   list.push_back({"attn/cuda/flash_v3_host_us",
                   "CPU side per forward of tutorial 04's layer, flash_v3 path (B4H16S1024D64 causal); _flash_v2: "
                   "the same, flash_v2 path, in the same run; _ratio: v3 over v2, target <= 1.0; "
-                  "_encodes_per_call, _copies_per_call: the driver's descriptor encodes and the copies of maps to "
-                  "device memory per timed forward (cache misses)",
+                  "_encodes_per_call: the driver's descriptor encodes per timed forward (cache misses)",
                   [] {
                     const AttnShape shape{4, 16, 1024, 64, true};
                     const AttnInputs in = attention_inputs(shape);
@@ -567,34 +565,74 @@ void add_attention_entries(std::vector<Entry>& list) {
                       sink = v3.forward(in.q, in.k, in.v);
                       ++v3_calls;
                     };
-                    forward_v3();  // the first call encodes its maps and copies them: not in the counts below
+                    forward_v3();  // the first call encodes its maps: not in the count below
                     const int64_t encodes = ts::hopper::tensor_map_encodes();
-                    const int64_t copies = ts::hopper::device_map_copies();
                     v3_calls = 0;
                     const Paired p = paired_us_per_call(forward_v3, [&] { sink = v2.forward(in.q, in.k, in.v); }, 20,
                                                         51, sync);
-                    const auto per_call = [&](int64_t misses) {
-                      return static_cast<double>(misses) / static_cast<double>(std::max<int64_t>(v3_calls, 1));
-                    };
+                    const double encodes_per_call = static_cast<double>(ts::hopper::tensor_map_encodes() - encodes) /
+                                                    static_cast<double>(std::max<int64_t>(v3_calls, 1));
                     return Result{"attn/cuda/flash_v3_host_us", p.fn_us, "us", "",
                                   {{"attn/cuda/flash_v3_host_us_flash_v2", p.baseline_us, "us", ""},
                                    {"attn/cuda/flash_v3_host_us_ratio", p.ratio, "x", ""},
-                                   {"attn/cuda/flash_v3_host_us_encodes_per_call",
-                                    per_call(ts::hopper::tensor_map_encodes() - encodes), "count", ""},
-                                   {"attn/cuda/flash_v3_host_us_copies_per_call",
-                                    per_call(ts::hopper::device_map_copies() - copies), "count", ""}}};
+                                   {"attn/cuda/flash_v3_host_us_encodes_per_call", encodes_per_call, "count", ""}}};
+                  },
+                  true, needs_of("scaled_dot_product_attention/cuda/flash_v3")});
+  // Where flash_v3_host_us's excess over flash_v2 goes, part by part, in the same run at the same
+  // shape: the rungs' launchers called directly (sdpa_flash_v3 against sdpa_flash_v2: the output
+  // allocated, the problem checked, the maps looked up, the launch; no dispatch, no supports()),
+  // their supports() checks, and the three tensor-map lookups of a flash_v3 call (spec and cache
+  // hit) on their own.
+  list.push_back({"attn/cuda/flash_v3_host_parts",
+                  "CPU side per call at tutorial 04's shape (B4H16S1024D64 causal), excess of flash_v3 over "
+                  "flash_v2: the launchers sdpa_flash_v3 and sdpa_flash_v2 called directly (_launcher_v3, "
+                  "_launcher_v2 beside it); _supports_excess: sdpa_cuda_flash_v3_supports over v2's; _maps: the "
+                  "three map specs and cache hits of one flash_v3 call",
+                  [] {
+                    const AttnShape shape{4, 16, 1024, 64, true};
+                    const AttnInputs in = attention_inputs(shape);
+                    const ts::SdpaAttrs attrs{true, 0};
+                    ts::Tensor out_v3, out_v2;
+                    const Paired launcher = paired_us_per_call([&] { ts::sdpa_flash_v3(in.q, in.k, in.v, attrs, out_v3); },
+                                                               [&] { ts::sdpa_flash_v2(in.q, in.k, in.v, attrs, out_v2); },
+                                                               20, 51, sync);
+                    bool ok = true;
+                    const Paired supports = paired_us_per_call(
+                        [&] { ok &= ts::sdpa_cuda_flash_v3_supports(in.q, in.k, in.v, attrs, nullptr); },
+                        [&] { ok &= ts::sdpa_cuda_flash_v2_supports(in.q, in.k, in.v, attrs, nullptr); }, 1000, 51);
+                    TS_CHECK(ok, "flash_v3_host_parts: a rung refused tutorial 04's shape");
+                    // The specs as flash_v3 makes them at this shape: two consumers (128 queries, 1024
+                    // is not a multiple of 192), key tiles of 128, boxes 64 columns wide.
+                    const auto spec = [](const ts::Tensor& x, int box_rows, const char* what) {
+                      return ts::hopper::tensor_map_spec_16bit_4d(
+                          x.data_ptr(), x.shape()[0], x.shape()[1], x.shape()[2], x.shape()[3], x.strides()[0],
+                          x.strides()[1], x.strides()[2], box_rows, 64, what);
+                    };
+                    CUtensorMap sink{};
+                    const double maps = median_us_per_call(
+                        [&] {
+                          sink = ts::hopper::make_tensor_map(spec(in.q, 128, "q"));
+                          sink = ts::hopper::make_tensor_map(spec(in.k, 128, "k"));
+                          sink = ts::hopper::make_tensor_map(spec(in.v, 128, "v"));
+                        },
+                        1000, 51);
+                    return Result{"attn/cuda/flash_v3_host_parts", launcher.excess_us, "us", "",
+                                  {{"attn/cuda/flash_v3_host_parts_launcher_v3", launcher.fn_us, "us", ""},
+                                   {"attn/cuda/flash_v3_host_parts_launcher_v2", launcher.baseline_us, "us", ""},
+                                   {"attn/cuda/flash_v3_host_parts_supports_excess", supports.excess_us, "us", ""},
+                                   {"attn/cuda/flash_v3_host_parts_maps", maps, "us", ""}}};
                   },
                   true, needs_of("scaled_dot_product_attention/cuda/flash_v3")});
   // What of flash_v3_host_us is the launch itself: an empty kernel launched as flash_v3 launches
   // tutorial 04's layer (a block per SM, 384 threads, the 148624 bytes of dynamic shared memory of
-  // its D = 64 128 x 128 config, a pointer to the tensor maps and the problem), against the
-  // <<<1,1>>> launch in alternating batches; and the same launch with the three maps by value, and
-  // with one int of arguments.
+  // its D = 64 128 x 128 config, the three tensor maps by value and the problem), against the
+  // <<<1,1>>> launch in alternating batches; and the same launch with a pointer to the maps
+  // instead, and with one int of arguments.
   list.push_back({"cuda/launch_like_flash_v3",
                   "an empty kernel launched with flash_v3's grid, block, shared memory and arguments, CPU side per "
-                  "launch; _excess: over cuda/raw_launch in the same run; _maps_by_value_excess: the same launch "
-                  "with the three tensor maps by value (448 bytes of arguments); _one_int_excess: with a 4-byte "
-                  "argument",
+                  "launch (448 bytes of arguments: three tensor maps by value and the problem); _excess: over "
+                  "cuda/raw_launch in the same run; _maps_pointer_excess: the same launch with a pointer to the "
+                  "maps instead (72 bytes); _one_int_excess: with a 4-byte argument",
                   [] {
                     using ts::bench::LaunchArguments;
                     ts::cuda::set_device(0);
@@ -604,12 +642,12 @@ void add_attention_entries(std::vector<Entry>& list) {
                     };
                     const auto raw = [] { ts::bench::launch_empty_kernel(); };
                     const Paired full = paired_us_per_call(like(LaunchArguments::like_flash_v3), raw, 20, 51, sync);
-                    const Paired by_value = paired_us_per_call(like(LaunchArguments::maps_by_value), raw, 20, 51, sync);
+                    const Paired pointer = paired_us_per_call(like(LaunchArguments::maps_pointer), raw, 20, 51, sync);
                     const Paired one_int = paired_us_per_call(like(LaunchArguments::one_int), raw, 20, 51, sync);
                     return Result{"cuda/launch_like_flash_v3", full.fn_us, "us", "",
                                   {{"cuda/launch_like_flash_v3_raw_launch", full.baseline_us, "us", ""},
                                    {"cuda/launch_like_flash_v3_excess", full.excess_us, "us", ""},
-                                   {"cuda/launch_like_flash_v3_maps_by_value_excess", by_value.excess_us, "us", ""},
+                                   {"cuda/launch_like_flash_v3_maps_pointer_excess", pointer.excess_us, "us", ""},
                                    {"cuda/launch_like_flash_v3_one_int_excess", one_int.excess_us, "us", ""}}};
                   },
                   true, needs_of("scaled_dot_product_attention/cuda/flash_v3")});

@@ -45,7 +45,7 @@
 #include <cstdint>
 
 #include "ops/cuda_mma.cuh"            // smem_u32
-#include "ops/hopper_tensor_map.h"  // the host side: make_tensor_map, device_tensor_maps
+#include "ops/hopper_tensor_map.h"  // the host side: make_tensor_map
 
 namespace ts::hopper {
 
@@ -81,15 +81,6 @@ __device__ __forceinline__ void mbarrier_wait(uint64_t* bar, uint32_t parity) {
 }
 
 // -- TMA --
-// A tensor map in device memory (device_tensor_maps) came there by a copy from the host; the copy
-// engine reads it through the tensor-map proxy, which a kernel does not start synchronized with.
-// This fence makes the map's bytes visible to that proxy: once per map, by the thread that issues
-// the copies, before its first. A map passed by value needs none.
-__device__ __forceinline__ void fence_tensor_map(const CUtensorMap* map) {
-  asm volatile("fence.proxy.tensormap::generic.acquire.sys [%0], 128;\n" ::"l"(reinterpret_cast<uint64_t>(map))
-               : "memory");
-}
-
 // Box at coordinates (col, row, batch) of the tensor map, into shared memory at dst; completes
 // on bar (counting the box's bytes, zero-filled parts included).
 __device__ __forceinline__ void tma_load_3d(void* dst, const CUtensorMap* map, uint64_t* bar, int col, int row,

@@ -17,7 +17,6 @@
 #include <mutex>
 #include <span>
 #include <string>
-#include <vector>
 
 #include "tensor/cuda_check.h"
 #include "tensor/error.h"
@@ -63,106 +62,6 @@ std::string describe(const TensorMapSpec& s) {
   return fmt::format("{}: cuTensorMapEncodeTiled refused a 16-bit tensor of sizes [{}], strides [{}] bytes, box [{}] "
                      "(innermost dim first; at {})",
                      s.what, fmt::join(dims, ", "), fmt::join(strides, ", "), fmt::join(box, ", "), s.base);
-}
-
-// ---- device_tensor_maps ----------------------------------------------------------------------------
-
-constexpr size_t kMaxSetMaps = 4;  // maps in one set: a slot's room
-constexpr size_t kDeviceSets = 16;  // slots per thread and device
-constexpr size_t kRingBytes = kDeviceSets * kMaxSetMaps * sizeof(CUtensorMap);  // 8 KiB
-
-struct MapSet {
-  std::array<TensorMapSpec, kMaxSetMaps> specs{};
-  size_t n = 0;
-  std::array<CUtensorMap, kMaxSetMaps> maps{};  // what the slot holds on the device
-  bool is(std::span<const TensorMapSpec> asked) const {
-    return n == asked.size() && std::equal(asked.begin(), asked.end(), specs.begin());
-  }
-};
-
-// The device memory of the rings. A ring outlives its thread: the thread leaves it here, and the
-// next thread that needs one on that device takes it. Nothing is freed: cudaFree waits for the
-// device, which another thread's capture forbids. A ring's new owner overwrites its slots by copies
-// on the same stream the old owner's kernels were launched on, so behind them.
-struct RingPool {
-  std::mutex mutex;
-  std::vector<std::pair<int, CUtensorMap*>> free;  // (device, memory)
-};
-RingPool& ring_pool() {
-  static auto* pool = new RingPool;  // never destroyed: threads may exit after static destruction
-  return *pool;
-}
-
-// One thread's slots on one device.
-struct DeviceRing {
-  int device = -1;
-  CUtensorMap* memory = nullptr;  // kDeviceSets slots of kMaxSetMaps maps
-  std::array<MapSet, kDeviceSets> sets{};
-  size_t used = 0, next = 0, last = 0;  // slots filled; the one replaced next; the last one handed out
-};
-
-struct ThreadRings {
-  std::vector<DeviceRing> rings;
-  int64_t copies = 0;
-  ~ThreadRings() {
-    RingPool& pool = ring_pool();
-    const std::lock_guard lock(pool.mutex);
-    for (const DeviceRing& r : rings) pool.free.emplace_back(r.device, r.memory);
-  }
-};
-thread_local ThreadRings tl_rings;
-
-DeviceRing& ring_of(int device) {
-  for (DeviceRing& r : tl_rings.rings)
-    if (r.device == device) return r;
-  DeviceRing ring;
-  ring.device = device;
-  {
-    RingPool& pool = ring_pool();
-    const std::lock_guard lock(pool.mutex);
-    const auto it = std::find_if(pool.free.begin(), pool.free.end(), [&](const auto& f) { return f.first == device; });
-    if (it != pool.free.end()) {
-      ring.memory = it->second;
-      pool.free.erase(it);
-    }
-  }
-  if (ring.memory == nullptr) {
-    cuda::set_device(device);
-    void* memory = nullptr;
-    TS_CUDA_CHECK(cudaMalloc(&memory, kRingBytes));
-    ring.memory = static_cast<CUtensorMap*>(memory);
-  }
-  return tl_rings.rings.emplace_back(std::move(ring));
-}
-
-// The sets placed while a graph was being captured: never overwritten, never freed.
-struct KeptSet {
-  int device;
-  MapSet set;
-  CUtensorMap* memory;
-};
-const CUtensorMap* kept_tensor_maps(int device, std::span<const TensorMapSpec> specs) {
-  static std::mutex mutex;
-  static auto* kept = new std::vector<KeptSet>;  // never destroyed, as the memory it names
-  const std::lock_guard lock(mutex);
-  for (const KeptSet& k : *kept)
-    if (k.device == device && k.set.is(specs)) return k.memory;
-  KeptSet k{device, {}, nullptr};
-  k.set.n = specs.size();
-  for (size_t i = 0; i < specs.size(); ++i) {
-    k.set.specs[i] = specs[i];
-    k.set.maps[i] = make_tensor_map(specs[i]);
-  }
-  // A capture forbids cudaMalloc and synchronous copies unless relaxed; neither is recorded in the
-  // graph: the copy runs now, on the legacy stream, which the capture's own stream does not wait on.
-  const cuda::RelaxedCapture relaxed;
-  cuda::set_device(device);
-  void* memory = nullptr;
-  TS_CUDA_CHECK(cudaMalloc(&memory, specs.size() * sizeof(CUtensorMap)));
-  TS_CUDA_CHECK(cudaMemcpy(memory, k.set.maps.data(), specs.size() * sizeof(CUtensorMap), cudaMemcpyHostToDevice));
-  k.memory = static_cast<CUtensorMap*>(memory);
-  kept->push_back(k);
-  return k.memory;
 }
 
 }  // namespace
@@ -228,38 +127,6 @@ CUtensorMap make_tensor_map(const TensorMapSpec& spec) {
   return map;
 }
 
-const CUtensorMap* device_tensor_maps(int device, std::span<const TensorMapSpec> specs) {
-  TS_CHECK(!specs.empty() && specs.size() <= kMaxSetMaps, "device_tensor_maps: {} maps in a set (1 to {})",
-           specs.size(), kMaxSetMaps);
-  if (cuda::capturing()) return kept_tensor_maps(device, specs);
-  DeviceRing& ring = ring_of(device);
-  const auto slot_memory = [&](size_t slot) { return ring.memory + slot * kMaxSetMaps; };
-  if (ring.sets[ring.last].is(specs)) return slot_memory(ring.last);  // a layer called again
-  for (size_t i = 0; i < ring.used; ++i)
-    if (ring.sets[i].is(specs)) return slot_memory(ring.last = i);
-
-  MapSet set;
-  set.n = specs.size();
-  for (size_t i = 0; i < specs.size(); ++i) {
-    set.specs[i] = specs[i];
-    set.maps[i] = make_tensor_map(specs[i]);
-  }
-  const size_t slot = ring.next;
-  MapSet& held = ring.sets[slot] = set;
-  // From the slot's host copy, which lives until the slot's next overwrite. A slot whose copy was
-  // refused holds nothing.
-  const cudaError_t err = cudaMemcpyAsync(slot_memory(slot), held.maps.data(), set.n * sizeof(CUtensorMap),
-                                          cudaMemcpyHostToDevice, cuda::current_stream());
-  if (err != cudaSuccess) held = MapSet{};
-  TS_CUDA_CHECK(err);
-  ++tl_rings.copies;
-  ring.used = std::max(ring.used, slot + 1);
-  ring.next = (slot + 1) % kDeviceSets;
-  ring.last = slot;
-  return slot_memory(slot);
-}
-
 int64_t tensor_map_encodes() { return tl_maps.encodes; }
-int64_t device_map_copies() { return tl_rings.copies; }
 
 }  // namespace ts::hopper

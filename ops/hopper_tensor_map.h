@@ -6,7 +6,6 @@
 
 #include <array>
 #include <cstdint>
-#include <span>
 #include <string>
 
 #include "tensor/cuda_device.h"
@@ -51,21 +50,8 @@ TensorMapSpec tensor_map_spec_16bit_4d(const void* base, int64_t batch, int64_t 
 // same layout at the same address), it hands back a copy without calling the driver.
 CUtensorMap make_tensor_map(const TensorMapSpec& spec);
 
-// The maps of `specs` (1 to 4) in device memory, one after the other, for a kernel that takes a
-// `const CUtensorMap*`: 8 bytes of arguments where maps by value take 128 each, and on some
-// machines a launch's CPU time grows with its argument bytes. Each thread keeps the last sets it
-// placed, per device, keyed by their specs: a set asked for again costs a compare. A new set is
-// encoded (make_tensor_map) and copied into the oldest of the thread's slots by a copy on the
-// stream ops launch on, so behind every kernel that read the slot before; the profiler shows it as
-// a Memcpy HtoD in the op. While the thread captures a CUDA graph, the maps go where nothing
-// overwrites them (a replay may come at any time): slots kept for the life of the process, one per
-// distinct set, shared by every capture. The kernel fences each map before its first use
-// (fence_tensor_map, ops/cuda_hopper.cuh).
-const CUtensorMap* device_tensor_maps(int device, std::span<const TensorMapSpec> specs);
-
 // This thread's cache misses so far (tests and ts_bench read them): the descriptors the driver
-// encoded, and the sets copied to device memory.
+// encoded.
 int64_t tensor_map_encodes();
-int64_t device_map_copies();
 
 }  // namespace ts::hopper

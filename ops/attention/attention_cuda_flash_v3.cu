@@ -26,11 +26,9 @@
 // Every step runs on a persistent grid: one block per SM loops over (query block, batch * head)
 //   items, the longest (causal) first, and the producer loads the next item's Q, K and V while
 //   the consumers finish this one (Q is given back after its last product, through an mbarrier).
-// The tensor maps of q, k and v reach the kernel through device memory (hopper::device_tensor_maps,
-//   placed once per set of tensors): its arguments are a pointer to them and the problem, 72 bytes
-//   where the maps by value would make 448 (on one machine 0.17 us more of a launch's CPU time;
-//   on another, fencing and reading them at the kernel's start cost 0.6 us of GPU time at
-//   tutorial 04's shape: ops/attention/README.md, "On the host").
+// The tensor maps of q, k and v go by value, as __grid_constant__ arguments (448 bytes with the
+//   problem). Placed in device memory instead, they cost a fence and a read per map at the kernel's
+//   start: 0.6 us of GPU time at tutorial 04's shape (ops/attention/README.md, "On the host").
 // The block shape (launch_for): Br = 192 queries (three consumers) or 128 (two); Bc = 128 keys,
 //   176 at D = 96 and 128 without the mask, 112 at D = 192, 80 at D = 256 (shared memory).
 // The roles, in the order a reader meets them below:
@@ -657,9 +655,9 @@ __device__ __forceinline__ void consume(const V3Shared<Cfg>& sh, const TileSched
 // One block per SM, looping over items of Br queries of one (batch, head). Warpgroup 0 is the
 // producer (one thread of it issues every load); warpgroups 1.. are consumers, 64 of the item's
 // queries each.
-// `maps` holds q's, k's and v's tensor maps, in that order, in device memory.
 template <class Cfg>
-__device__ __forceinline__ void flash_fwd_v3_block(const CUtensorMap* maps, const V3Args& args) {
+__device__ __forceinline__ void flash_fwd_v3_block(const CUtensorMap* map_q, const CUtensorMap* map_k,
+                                                   const CUtensorMap* map_v, const V3Args& args) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   extern __shared__ uint8_t smem_raw[];
   const V3Shared<Cfg> sh(smem_raw);
@@ -669,10 +667,7 @@ __device__ __forceinline__ void flash_fwd_v3_block(const CUtensorMap* maps, cons
   const int warpgroup = threadIdx.x / 128;
   if (warpgroup == 0) {
     hopper::setmaxnreg_dec<kProducerRegs>();
-    if (threadIdx.x == 0) {
-      for (int i = 0; i < 3; ++i) hopper::fence_tensor_map(maps + i);
-      produce<Cfg>(sh, sched, args, maps + 0, maps + 1, maps + 2);
-    }
+    if (threadIdx.x == 0) produce<Cfg>(sh, sched, args, map_q, map_k, map_v);
     return;
   }
   hopper::setmaxnreg_inc<consumer_regs(Cfg::kConsumers)>();
@@ -686,8 +681,9 @@ __device__ __forceinline__ void flash_fwd_v3_block(const CUtensorMap* maps, cons
 // the trace; the earlier steps are instances of the template below.
 #define TS_FLASH_V3_KERNEL(NAME, T, D, CONSUMERS, KEYS)                                                            \
   __global__ void __launch_bounds__(V3Config<T, D, FlashV3Step::pingpong, CONSUMERS, KEYS>::kThreads, 1)            \
-      NAME(const CUtensorMap* maps, V3Args args) {                                                                  \
-    flash_fwd_v3_block<V3Config<T, D, FlashV3Step::pingpong, CONSUMERS, KEYS>>(maps, args);                         \
+      NAME(const __grid_constant__ CUtensorMap map_q, const __grid_constant__ CUtensorMap map_k,                    \
+           const __grid_constant__ CUtensorMap map_v, V3Args args) {                                                \
+    flash_fwd_v3_block<V3Config<T, D, FlashV3Step::pingpong, CONSUMERS, KEYS>>(&map_q, &map_k, &map_v, args);       \
   }
 TS_FLASH_V3_KERNEL(ts_flash_attn_fwd_v3_bf16_d64_192x128, __nv_bfloat16, 64, 3, 128)
 TS_FLASH_V3_KERNEL(ts_flash_attn_fwd_v3_f16_d64_192x128, __half, 64, 3, 128)
@@ -709,13 +705,14 @@ TS_FLASH_V3_KERNEL(ts_flash_attn_fwd_v3_f16_d256_128x80, __half, 256, 2, 80)
 
 template <class Cfg>
 __global__ void __launch_bounds__(Cfg::kThreads, 1)
-    ts_flash_attn_fwd_v3_step(const CUtensorMap* maps, V3Args args) {
-  flash_fwd_v3_block<Cfg>(maps, args);
+    ts_flash_attn_fwd_v3_step(const __grid_constant__ CUtensorMap map_q, const __grid_constant__ CUtensorMap map_k,
+                              const __grid_constant__ CUtensorMap map_v, V3Args args) {
+  flash_fwd_v3_block<Cfg>(&map_q, &map_k, &map_v, args);
 }
 
 namespace {
 
-using V3Kernel = void (*)(const CUtensorMap*, V3Args);
+using V3Kernel = void (*)(CUtensorMap, CUtensorMap, CUtensorMap, V3Args);
 
 // The kernel of (dtype, head dim, step, block shape), its shape, its shared memory, and the flag
 // that records on which devices it may use that much.
@@ -874,15 +871,15 @@ void launch_flash_v3(const Tensor& q, const Tensor& k, const Tensor& v, const Sd
   // L = 0: no key is ever loaded, and a map of zero rows does not exist: q's stands in.
   specs[1] = fp.L > 0 ? input_map(k, l.keys, &args.k_head_step, &args.k_batch_step, "sdpa flash_v3 (k)") : specs[0];
   specs[2] = fp.L > 0 ? input_map(v, l.keys, &args.v_head_step, &args.v_batch_step, "sdpa flash_v3 (v)") : specs[0];
-  // The maps go to the kernel through device memory: 8 bytes of arguments instead of 384 (less
-  // launch CPU time on some machines), paid for by a fence and a global read per map at the
-  // kernel's start (ops/attention/README.md, "On the host").
-  const CUtensorMap* maps = hopper::device_tensor_maps(q.device().index, specs);
+  // The maps go by value, as __grid_constant__ arguments: 384 of the launch's 448 bytes, read by the
+  // TMA unit from the launch's parameters without a fence (ops/attention/README.md, "On the host").
+  const CUtensorMap map_q = hopper::make_tensor_map(specs[0]), map_k = hopper::make_tensor_map(specs[1]),
+                    map_v = hopper::make_tensor_map(specs[2]);
   allow_smem(l.kernel, l.smem, q.device().index, *l.allowed);
   // A persistent grid: one block per SM (one fits), each looping over its share of the work.
   const int64_t blocks = std::min<int64_t>(works, hopper::properties(q.device().index).multiprocessors);
   launch_with_smem(l.kernel, dim3(static_cast<unsigned>(blocks)), dim3(static_cast<unsigned>(l.threads)), l.smem,
-                   maps, args);
+                   map_q, map_k, map_v, args);
 }
 
 }  // namespace
