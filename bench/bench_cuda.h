@@ -16,4 +16,9 @@ enum class LaunchArguments { like_flash_v3, maps_pointer, one_int };
 // An empty kernel on `blocks` x `threads` with `smem_bytes` of dynamic shared memory, on device 0.
 void launch_empty_like_flash_v3(int blocks, int threads, size_t smem_bytes, LaunchArguments arguments);
 
+// The same with flash_v2's argument, its FlashProblem (kLikeFlashV2ArgBytes bytes; ts_bench checks
+// the size).
+inline constexpr size_t kLikeFlashV2ArgBytes = 176;
+void launch_empty_like_flash_v2(int blocks, int threads, size_t smem_bytes);
+
 }  // namespace ts::bench

@@ -34,6 +34,7 @@
 #include "nn/attention.h"
 #include "nn/geglu_mlp.h"
 #include "ops/attention/attention_flash.h"
+#include "ops/attention/attention_flash_problem.h"  // FlashProblem: the size of flash_v2's argument
 #include "ops/ops.h"
 #include "ops/dispatch.h"
 #include "ops/matmul/matmul.h"
@@ -627,12 +628,15 @@ void add_attention_entries(std::vector<Entry>& list) {
   // tutorial 04's layer (a block per SM, 384 threads, the 148624 bytes of dynamic shared memory of
   // its D = 64 128 x 128 config, the three tensor maps by value and the problem), against the
   // <<<1,1>>> launch in alternating batches; and the same launch with a pointer to the maps
-  // instead, and with one int of arguments.
+  // instead, and with one int of arguments; and an empty kernel launched as flash_v2 launches the
+  // same layer, against the <<<1,1>>> launch and against the one shaped like flash_v3's.
   list.push_back({"cuda/launch_like_flash_v3",
                   "an empty kernel launched with flash_v3's grid, block, shared memory and arguments, CPU side per "
                   "launch (448 bytes of arguments: three tensor maps by value and the problem); _excess: over "
                   "cuda/raw_launch in the same run; _maps_pointer_excess: the same launch with a pointer to the "
-                  "maps instead (72 bytes); _one_int_excess: with a 4-byte argument",
+                  "maps instead (72 bytes); _one_int_excess: with a 4-byte argument; _flash_v2_like_excess: an empty "
+                  "kernel launched with flash_v2's grid, block, shared memory and argument at that shape, over "
+                  "cuda/raw_launch; _over_flash_v2_like: the launch shaped like flash_v3's over that one",
                   [] {
                     using ts::bench::LaunchArguments;
                     ts::cuda::set_device(0);
@@ -644,11 +648,20 @@ void add_attention_entries(std::vector<Entry>& list) {
                     const Paired full = paired_us_per_call(like(LaunchArguments::like_flash_v3), raw, 20, 51, sync);
                     const Paired pointer = paired_us_per_call(like(LaunchArguments::maps_pointer), raw, 20, 51, sync);
                     const Paired one_int = paired_us_per_call(like(LaunchArguments::one_int), raw, 20, 51, sync);
+                    // flash_v2 at B4 H16 S1024 D64: 8 blocks of 128 queries per (batch, head), 256
+                    // threads, (128 + 4 * 64) rows of 64 bf16 of shared memory.
+                    static_assert(sizeof(ts::FlashProblem) == ts::bench::kLikeFlashV2ArgBytes);
+                    const auto like_v2 = [] { ts::bench::launch_empty_like_flash_v2(8 * 4 * 16, 256, 384 * 64 * 2); };
+                    const Paired v2 = paired_us_per_call(like_v2, raw, 20, 51, sync);
+                    const Paired v3_over_v2 =
+                        paired_us_per_call(like(LaunchArguments::like_flash_v3), like_v2, 20, 51, sync);
                     return Result{"cuda/launch_like_flash_v3", full.fn_us, "us", "",
                                   {{"cuda/launch_like_flash_v3_raw_launch", full.baseline_us, "us", ""},
                                    {"cuda/launch_like_flash_v3_excess", full.excess_us, "us", ""},
                                    {"cuda/launch_like_flash_v3_maps_pointer_excess", pointer.excess_us, "us", ""},
-                                   {"cuda/launch_like_flash_v3_one_int_excess", one_int.excess_us, "us", ""}}};
+                                   {"cuda/launch_like_flash_v3_one_int_excess", one_int.excess_us, "us", ""},
+                                   {"cuda/launch_like_flash_v3_flash_v2_like_excess", v2.excess_us, "us", ""},
+                                   {"cuda/launch_like_flash_v3_over_flash_v2_like", v3_over_v2.excess_us, "us", ""}}};
                   },
                   true, needs_of("scaled_dot_product_attention/cuda/flash_v3")});
 }
