@@ -10,8 +10,9 @@ namespace ts::bench {
 void launch_empty_kernel();
 
 // What the empty kernel launched like flash_v3 takes: flash_v3's own arguments (its three tensor
-// maps by value and the problem, 448 bytes), a pointer to the maps instead (72 bytes), or one int.
-enum class LaunchArguments { like_flash_v3, maps_pointer, one_int };
+// maps by value and the problem, 448 bytes, as one struct or as flash_v3 passes them, four
+// parameters: the three maps and the problem), a pointer to the maps instead (72 bytes), or one int.
+enum class LaunchArguments { like_flash_v3, four_parameters, maps_pointer, one_int };
 
 // An empty kernel on `blocks` x `threads` with `smem_bytes` of dynamic shared memory, on device 0.
 void launch_empty_like_flash_v3(int blocks, int threads, size_t smem_bytes, LaunchArguments arguments);

@@ -634,7 +634,9 @@ void add_attention_entries(std::vector<Entry>& list) {
                   "an empty kernel launched with flash_v3's grid, block, shared memory and arguments, CPU side per "
                   "launch (448 bytes of arguments: three tensor maps by value and the problem); _excess: over "
                   "cuda/raw_launch in the same run; _maps_pointer_excess: the same launch with a pointer to the "
-                  "maps instead (72 bytes); _one_int_excess: with a 4-byte argument; _flash_v2_like_excess: an empty "
+                  "maps instead (72 bytes); _one_int_excess: with a 4-byte argument; _four_parameters_excess: the "
+                  "same 448 bytes as flash_v3's four parameters (three maps, the problem) over one struct of them; "
+                  "_flash_v2_like_excess: an empty "
                   "kernel launched with flash_v2's grid, block, shared memory and argument at that shape, over "
                   "cuda/raw_launch; _over_flash_v2_like: the launch shaped like flash_v3's over that one",
                   [] {
@@ -648,6 +650,8 @@ void add_attention_entries(std::vector<Entry>& list) {
                     const Paired full = paired_us_per_call(like(LaunchArguments::like_flash_v3), raw, 20, 51, sync);
                     const Paired pointer = paired_us_per_call(like(LaunchArguments::maps_pointer), raw, 20, 51, sync);
                     const Paired one_int = paired_us_per_call(like(LaunchArguments::one_int), raw, 20, 51, sync);
+                    const Paired four = paired_us_per_call(like(LaunchArguments::four_parameters),
+                                                           like(LaunchArguments::like_flash_v3), 20, 51, sync);
                     // flash_v2 at B4 H16 S1024 D64: 8 blocks of 128 queries per (batch, head), 256
                     // threads, (128 + 4 * 64) rows of 64 bf16 of shared memory.
                     static_assert(sizeof(ts::FlashProblem) == ts::bench::kLikeFlashV2ArgBytes);
@@ -660,6 +664,7 @@ void add_attention_entries(std::vector<Entry>& list) {
                                    {"cuda/launch_like_flash_v3_excess", full.excess_us, "us", ""},
                                    {"cuda/launch_like_flash_v3_maps_pointer_excess", pointer.excess_us, "us", ""},
                                    {"cuda/launch_like_flash_v3_one_int_excess", one_int.excess_us, "us", ""},
+                                   {"cuda/launch_like_flash_v3_four_parameters_excess", four.excess_us, "us", ""},
                                    {"cuda/launch_like_flash_v3_flash_v2_like_excess", v2.excess_us, "us", ""},
                                    {"cuda/launch_like_flash_v3_over_flash_v2_like", v3_over_v2.excess_us, "us", ""}}};
                   },
