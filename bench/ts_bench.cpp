@@ -594,9 +594,9 @@ void add_attention_entries(std::vector<Entry>& list) {
                     const AttnInputs in = attention_inputs(shape);
                     const ts::SdpaAttrs attrs{true, 0};
                     ts::Tensor out_v3, out_v2;
-                    const Paired launcher = paired_us_per_call([&] { ts::sdpa_flash_v3(in.q, in.k, in.v, attrs, out_v3); },
-                                                               [&] { ts::sdpa_flash_v2(in.q, in.k, in.v, attrs, out_v2); },
-                                                               20, 51, sync);
+                    const auto v3 = [&] { ts::sdpa_flash_v3(in.q, in.k, in.v, attrs, out_v3); };
+                    const auto v2 = [&] { ts::sdpa_flash_v2(in.q, in.k, in.v, attrs, out_v2); };
+                    const Paired launcher = paired_us_per_call(v3, v2, 20, 51, sync);
                     bool ok = true;
                     const Paired supports = paired_us_per_call(
                         [&] { ok &= ts::sdpa_cuda_flash_v3_supports(in.q, in.k, in.v, attrs, nullptr); },
@@ -628,8 +628,10 @@ void add_attention_entries(std::vector<Entry>& list) {
   // tutorial 04's layer (a block per SM, 384 threads, the 148624 bytes of dynamic shared memory of
   // its D = 64 128 x 128 config, the three tensor maps by value and the problem), against the
   // <<<1,1>>> launch in alternating batches; and the same launch with a pointer to the maps
-  // instead, and with one int of arguments; and an empty kernel launched as flash_v2 launches the
-  // same layer, against the <<<1,1>>> launch and against the one shaped like flash_v3's.
+  // instead, with one int of arguments, and with the maps and the problem as four parameters (as
+  // flash_v3's kernels take them) against one struct; and an empty kernel launched as flash_v2
+  // launches the same layer, against the <<<1,1>>> launch and against the one shaped like
+  // flash_v3's.
   list.push_back({"cuda/launch_like_flash_v3",
                   "an empty kernel launched with flash_v3's grid, block, shared memory and arguments, CPU side per "
                   "launch (448 bytes of arguments: three tensor maps by value and the problem); _excess: over "
