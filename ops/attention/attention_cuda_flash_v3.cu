@@ -18,7 +18,8 @@
 //   overlap   within a warpgroup (FlashAttention-3's intra-warpgroup pipelining): issue S_j =
 //             Q K_j^T and O += P_{j-1} V_{j-1} back to back, wait only for S_j, and run the
 //             softmax of tile j while the tensor cores still multiply P_{j-1} V_{j-1}. O's
-//             rescale waits for that product; P_j waits in registers for the next iteration.
+//             rescale waits for that product (at D = 256 it runs under S_{j+1} instead); P_j
+//             waits in registers for the next iteration.
 //   pingpong  between the consumer warpgroups: named barriers make them take turns at issuing
 //             their products, so that one warpgroup's softmax (exp2 on the special function
 //             units) runs under another's GEMMs and the tensor cores never wait for all of them
@@ -116,6 +117,11 @@ struct V3Config {
   // on every tile below (OnlineSoftmax), which measured as fast or faster there
   // (ops/attention/README.md, "The conditional rescale at D = 256").
   static constexpr bool kConditionalRescale = D == 256;
+  // Where O's rescale runs in the overlapped main loop: after P V's wait (before the next
+  // iteration's products are issued), or, at D = 256, under the next S on the tensor cores (after
+  // S_it's issue, before P_{it-1} V_{it-1}'s), as FlashAttention-3 does above D = 128. Measured
+  // both ways at every head dim (ops/attention/README.md, "Where O's rescale runs").
+  static constexpr bool kRescaleUnderS = D == 256;
   static constexpr uint32_t kBytesQ = static_cast<uint32_t>(kBr) * kDimsO * 2;
   static constexpr uint32_t kBytesKV = static_cast<uint32_t>(kBc) * kDimsO * 2;
   static constexpr size_t kBarriers = 2 + 4 * kStages;
@@ -571,6 +577,7 @@ struct Consumer {
     float rescale[2];
     mask(s, n - 1);
     softmax.update(s, args.scale_log2, rescale);  // O is still 0: nothing to rescale
+    bool moved = false;                           // O waits for a rescale (kRescaleUnderS)
     pack_p(s);
     for (int it = 1; it < n; ++it) {
       const RingSlot sl = V3Shared<Cfg>::slot(ring + it), prev = V3Shared<Cfg>::slot(ring + it - 1);
@@ -579,7 +586,9 @@ struct Consumer {
       wgmma_fence();
       issue_qk(s, sl.stage);
       wgmma_commit();
+      if (Cfg::kRescaleUnderS && moved) rescale_o(rescale);  // to P_{it-1}'s base, while S_it multiplies
       mbarrier_wait(&sh.v_full[prev.stage], prev.parity);
+      if constexpr (Cfg::kRescaleUnderS) wgmma_fence();  // O was written since the fence above
       issue_pv(prev.stage);
       wgmma_commit();
       turns.pass();
@@ -588,14 +597,15 @@ struct Consumer {
       release(&sh.k_empty[sl.stage]);
       if (it == n - 1) release(sh.q_empty);
       mask(s, n - 1 - it);
-      const bool moved = softmax.update(s, args.scale_log2, rescale);
+      moved = softmax.update(s, args.scale_log2, rescale);
       wgmma_wait<0>();  // O and P belonged to that product until now
       fence_accumulators(o);
       fence_operands(p_frag);
       release(&sh.v_empty[prev.stage]);
-      if (moved) rescale_o(rescale);
+      if (!Cfg::kRescaleUnderS && moved) rescale_o(rescale);
       pack_p(s);
     }
+    if (Cfg::kRescaleUnderS && moved) rescale_o(rescale);
     const RingSlot last = V3Shared<Cfg>::slot(ring + n - 1);
     mbarrier_wait(&sh.v_full[last.stage], last.parity);
     wgmma_fence();
