@@ -9,10 +9,10 @@
 // threads, over 48 KiB of dynamic shared memory, and its arguments: its three TMA descriptors by
 // value and the problem (one struct, or four parameters as flash_v3's kernels take them); or, for
 // comparison, a pointer to descriptors in device memory instead (376 bytes fewer); or a single
-// int. Against the first, it shows what the driver charges for
-// such a launch, apart from anything flash_v3's host code does. The third is launched as flash_v2
-// launches tutorial 04's layer (a block per 128 queries and (batch, head), 256 threads, 48 KiB,
-// its 176-byte problem): the same charge for flash_v2's launch.
+// int. Against the first, it shows what the driver charges for such a launch, apart from anything
+// flash_v3's host code does. The third is launched as flash_v2 launches tutorial 04's layer (a
+// block per 128 queries and (batch, head), 256 threads, 48 KiB, its 176-byte problem): the same
+// charge for flash_v2's launch.
 #include <cuda.h>  // CUtensorMap: a type only
 #include <cuda_runtime.h>
 

@@ -549,8 +549,9 @@ void add_attention_entries(std::vector<Entry>& list) {
                      return std::function<void()>([in, attn] { (void)attn->forward(in->q, in->k, in->v); });
                    });
   // The host's side of a Hopper rung: flash_v3 needs three TMA descriptors per forward, which the
-  // thread's cache hands back once encoded (ops/hopper_tensor_map.h); flash_v2 needs none. Batches of 20 forwards, short enough that the launch queue never fills, a
-  // synchronize after each.
+  // thread's cache hands back once encoded (ops/hopper_tensor_map.h); flash_v2 needs none.
+  // Batches of 20 forwards, short enough that the launch queue never fills, a synchronize after
+  // each.
   list.push_back({"attn/cuda/flash_v3_host_us",
                   "CPU side per forward of tutorial 04's layer, flash_v3 path (B4H16S1024D64 causal); _flash_v2: "
                   "the same, flash_v2 path, in the same run; _ratio: v3 over v2, target <= 1.0; "

@@ -577,7 +577,7 @@ struct Consumer {
     float rescale[2];
     mask(s, n - 1);
     softmax.update(s, args.scale_log2, rescale);  // O is still 0: nothing to rescale
-    bool moved = false;                           // O waits for a rescale (kRescaleUnderS)
+    bool moved = false;  // the last update moved the base: O owes a rescale (done under S: kRescaleUnderS)
     pack_p(s);
     for (int it = 1; it < n; ++it) {
       const RingSlot sl = V3Shared<Cfg>::slot(ring + it), prev = V3Shared<Cfg>::slot(ring + it - 1);
