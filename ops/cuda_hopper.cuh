@@ -136,19 +136,23 @@ __device__ __forceinline__ void named_barrier_arrive(uint32_t id, uint32_t threa
 }
 
 // -- wgmma --
-// The matrix descriptor of a tile in shared memory written by TMA with the 128-byte swizzle.
+// The matrix descriptor of a tile in shared memory written by TMA with the 128-byte swizzle (or
+// the 64-byte one: kSwizzleBytes, the length of the tile's rows).
 //   bits  0-13  start address >> 4
 //   bits 16-29  "leading" byte offset >> 4: K-major operands: unused with a swizzle (1);
-//               MN-major: the distance between two 64-element column blocks of the tile
+//               MN-major: the distance between two column blocks of the tile, one row long each
+//               (64 16-bit elements at 128 bytes, 32 at 64)
 //   bits 32-45  "stride" byte offset >> 4: the distance between two 8-row groups (1024 bytes
-//               for 128-byte rows)
-//   bits 62-63  the swizzle: 1 = 128 bytes
+//               for 128-byte rows, 512 for 64-byte ones)
+//   bits 62-63  the swizzle: 1 = 128 bytes, 2 = 64 bytes
+template <int kSwizzleBytes = 128>
 __device__ __forceinline__ uint64_t smem_descriptor(const void* tile, uint32_t leading_bytes, uint32_t stride_bytes) {
+  static_assert(kSwizzleBytes == 128 || kSwizzleBytes == 64, "the swizzles the kernels here use");
   uint64_t d = 0;
   d |= static_cast<uint64_t>((smem_u32(tile) & 0x3FFFF) >> 4);
   d |= static_cast<uint64_t>((leading_bytes & 0x3FFFF) >> 4) << 16;
   d |= static_cast<uint64_t>((stride_bytes & 0x3FFFF) >> 4) << 32;
-  d |= uint64_t{1} << 62;
+  d |= uint64_t{kSwizzleBytes == 128 ? 1u : 2u} << 62;
   return d;
 }
 
@@ -172,8 +176,8 @@ __device__ __forceinline__ void fence_accumulators(float (&d)[kRegs]) {
 // The accumulator operand lists of the wgmmas below (TS_WGMMA_D<n>: d[0] .. d[n - 1], operands
 // %0 .. %n-1, each list extending the one before) and the matching register lists of the
 // instruction text (TS_WGMMA_REGS<n>: "{%0, ..., %n-1}"). m64nNk16 with f32 accumulators has
-// N / 2 of them per thread: 40 for N = 80, 56 for 112, 64 for 128, 88 for 176, 96 for 192, 128
-// for 256 (the attention kernel's key tiles and head dims, the GEMM's 256 columns).
+// N / 2 of them per thread: 40 for N = 80, 48 for 96, 56 for 112, 64 for 128, 88 for 176, 96 for
+// 192, 128 for 256 (the attention kernel's key tiles and head dims, the GEMM's 256 columns).
 #define TS_WGMMA_D32 \
   "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), \
   "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), \
@@ -182,9 +186,11 @@ __device__ __forceinline__ void fence_accumulators(float (&d)[kRegs]) {
 #define TS_WGMMA_D40 \
   TS_WGMMA_D32, \
   "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39])
-#define TS_WGMMA_D56 \
+#define TS_WGMMA_D48 \
   TS_WGMMA_D40, \
-  "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), \
+  "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47])
+#define TS_WGMMA_D56 \
+  TS_WGMMA_D48, \
   "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55])
 #define TS_WGMMA_D64 \
   TS_WGMMA_D56, \
@@ -209,9 +215,12 @@ __device__ __forceinline__ void fence_accumulators(float (&d)[kRegs]) {
 #define TS_WGMMA_R40 \
   TS_WGMMA_R32 ", " \
   "%32, %33, %34, %35, %36, %37, %38, %39"
-#define TS_WGMMA_R56 \
+#define TS_WGMMA_R48 \
   TS_WGMMA_R40 ", " \
-  "%40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55"
+  "%40, %41, %42, %43, %44, %45, %46, %47"
+#define TS_WGMMA_R56 \
+  TS_WGMMA_R48 ", " \
+  "%48, %49, %50, %51, %52, %53, %54, %55"
 #define TS_WGMMA_R64 \
   TS_WGMMA_R56 ", " \
   "%56, %57, %58, %59, %60, %61, %62, %63"
@@ -228,6 +237,7 @@ __device__ __forceinline__ void fence_accumulators(float (&d)[kRegs]) {
   "%112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127"
 #define TS_WGMMA_REGS32 "{" TS_WGMMA_R32 "}"
 #define TS_WGMMA_REGS40 "{" TS_WGMMA_R40 "}"
+#define TS_WGMMA_REGS48 "{" TS_WGMMA_R48 "}"
 #define TS_WGMMA_REGS56 "{" TS_WGMMA_R56 "}"
 #define TS_WGMMA_REGS64 "{" TS_WGMMA_R64 "}"
 #define TS_WGMMA_REGS88 "{" TS_WGMMA_R88 "}"
@@ -278,7 +288,8 @@ __device__ __forceinline__ void wgmma_m64nNk16_ss(float (&d)[N / 2], uint64_t de
 
 // d[64 x N] (+)= A[64 x 16] * B[16 x N] with A in registers ("RS"): O += P V of the attention
 // kernel, P straight from the softmax. B is MN-major (V's rows hold N = the head dim
-// contiguous, in 64-column panels), N = 64, 128, 192 or 256. A's fragment is mma.sync's m16n8k16
+// contiguous, in panels of one swizzle row: 64 columns, or 32 at D = 96), N = 64, 96, 128, 192 or
+// 256. A's fragment is mma.sync's m16n8k16
 // one per warp (warp w holds rows 16w..16w+15): a[0] = (row g, cols 2t, 2t+1), a[1] = (row g + 8,
 // same cols), a[2] and a[3] the same rows at cols 2t + 8, 2t + 9, two 16-bit values per register,
 // low half first. That is, element for element, the accumulator layout of the 16 columns it came
@@ -287,7 +298,7 @@ __device__ __forceinline__ void wgmma_m64nNk16_ss(float (&d)[N / 2], uint64_t de
 template <bool kIsBf16, int N>
 __device__ __forceinline__ void wgmma_m64nNk16_rs(float (&d)[N / 2], const uint32_t (&a)[4], uint64_t desc_b,
                                                   uint32_t accumulate) {
-  static_assert(N == 64 || N == 128 || N == 192 || N == 256, "the attention kernel's head dims, whole panels");
+  static_assert(N == 64 || N == 96 || N == 128 || N == 192 || N == 256, "the attention kernel's head dims");
 // Operands: d (N / 2 of them), then a[0..3], the descriptor and the predicate.
 #define TS_WGMMA_RS(NREGS, SHAPE, A, DESC, ACC)                                                              \
   if constexpr (kIsBf16) {                                                                                   \
@@ -305,6 +316,8 @@ __device__ __forceinline__ void wgmma_m64nNk16_rs(float (&d)[N / 2], const uint3
   }
   if constexpr (N == 64) {
     TS_WGMMA_RS(32, "m64n64k16", "{%32, %33, %34, %35}", "%36", "%37");
+  } else if constexpr (N == 96) {
+    TS_WGMMA_RS(48, "m64n96k16", "{%48, %49, %50, %51}", "%52", "%53");
   } else if constexpr (N == 128) {
     TS_WGMMA_RS(64, "m64n128k16", "{%64, %65, %66, %67}", "%68", "%69");
   } else if constexpr (N == 192) {

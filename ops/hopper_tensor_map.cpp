@@ -60,8 +60,9 @@ std::string describe(const TensorMapSpec& s) {
   const auto strides = std::span(s.strides).first(static_cast<size_t>(s.rank - 1));
   const auto box = std::span(s.box).first(static_cast<size_t>(s.rank));
   return fmt::format("{}: cuTensorMapEncodeTiled refused a 16-bit tensor of sizes [{}], strides [{}] bytes, box [{}] "
-                     "(innermost dim first; at {})",
-                     s.what, fmt::join(dims, ", "), fmt::join(strides, ", "), fmt::join(box, ", "), s.base);
+                     "(innermost dim first; at {}; {}-byte swizzle)",
+                     s.what, fmt::join(dims, ", "), fmt::join(strides, ", "), fmt::join(box, ", "), s.base,
+                     s.swizzle_bytes);
 }
 
 }  // namespace
@@ -107,6 +108,8 @@ TensorMapSpec tensor_map_spec_16bit_4d(const void* base, int64_t batch, int64_t 
 
 CUtensorMap make_tensor_map(const TensorMapSpec& spec) {
   TS_CHECK(spec.rank >= 2 && spec.rank <= 4, "{}: a tensor map of rank {} (2 to 4 here)", spec.what, spec.rank);
+  TS_CHECK(spec.swizzle_bytes == 128 || spec.swizzle_bytes == 64, "{}: a swizzle of {} bytes (128 or 64 here)",
+           spec.what, spec.swizzle_bytes);
   MapCache& cache = tl_maps;
   for (size_t i = 0; i < cache.used; ++i)
     if (cache.specs[i] == spec) return cache.maps[i];
@@ -116,7 +119,8 @@ CUtensorMap make_tensor_map(const TensorMapSpec& spec) {
   const CUresult r = encode_tiled()(&map, CU_TENSOR_MAP_DATA_TYPE_UINT16, static_cast<cuuint32_t>(spec.rank),
                                     const_cast<void*>(spec.base), spec.dims.data(), spec.strides.data(),
                                     spec.box.data(), element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE,
-                                    CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                                    spec.swizzle_bytes == 128 ? CU_TENSOR_MAP_SWIZZLE_128B : CU_TENSOR_MAP_SWIZZLE_64B,
+                                    CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
                                     CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   TS_CHECK(r == CUDA_SUCCESS, "{}: CUresult {}", describe(spec), static_cast<int>(r));
   ++cache.encodes;

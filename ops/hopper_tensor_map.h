@@ -16,10 +16,11 @@ namespace ts::hopper {
 const cuda::DeviceProperties& properties(int index);
 
 // What a tensor map is made of, beyond what every map here shares (16-bit elements, unit element
-// strides, no interleave, the 128-byte swizzle, L2 promotion of 256 bytes, zeros outside the
-// tensor): the base address and, per dim from the innermost, the size, the stride in bytes (none
-// for the first, whose stride is one element) and the box. `what` names the op and the operand in
-// the error when the driver refuses the map. Two specs that compare equal make the same map.
+// strides, no interleave, L2 promotion of 256 bytes, zeros outside the tensor): the base address
+// and, per dim from the innermost, the size, the stride in bytes (none for the first, whose stride
+// is one element) and the box; and the swizzle, 128 bytes (64 columns a swizzle row) unless set to
+// 64 (32 columns). `what` names the op and the operand in the error when the driver refuses the
+// map. Two specs that compare equal make the same map.
 struct TensorMapSpec {
   const void* base = nullptr;
   const char* what = "";
@@ -27,6 +28,7 @@ struct TensorMapSpec {
   std::array<uint64_t, 4> dims{};
   std::array<uint64_t, 3> strides{};
   std::array<uint32_t, 4> box{};
+  int swizzle_bytes = 128;
   bool operator==(const TensorMapSpec&) const = default;
 };
 

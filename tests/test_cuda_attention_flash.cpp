@@ -268,6 +268,19 @@ TEST_CASE("flash attention: the specs of flash_v3's tensor maps: dims innermost 
   int other = 0;
   CHECK_FALSE(q == ts::hopper::tensor_map_spec_16bit_4d(&other, 2, 3, 130, 64, 3 * 130 * 64, 130 * 64, 64, 128, 64,
                                                         "q"));
+  // The 128-byte swizzle unless set: V at D = 96 is read in 32-column boxes with the 64-byte one,
+  // another map than the same boxes with the default.
+  CHECK(q.swizzle_bytes == 128);
+  ts::hopper::TensorMapSpec v = ts::hopper::tensor_map_spec_16bit_4d(&base, 2, 3, 130, 96, 3 * 130 * 96, 130 * 96, 96,
+                                                                     176, 32, "v");
+  const ts::hopper::TensorMapSpec v_default = v;
+  v.swizzle_bytes = 64;
+  CHECK(v.box == std::array<uint32_t, 4>{32, 176, 1, 1});
+  CHECK_FALSE(v == v_default);
+  // A swizzle the kernels here do not use is refused before the driver is asked (no GPU needed).
+  v.swizzle_bytes = 32;
+  CHECK_THROWS_WITH_AS(ts::hopper::make_tensor_map(v), doctest::Contains("v: a swizzle of 32 bytes (128 or 64 here)"),
+                       ts::Error);
 }
 
 

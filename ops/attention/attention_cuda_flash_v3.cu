@@ -52,8 +52,10 @@
 // Supports: bf16, f16 on a compute capability 9.0 GPU; head dims 64, 96, 128, 192, 256 (the
 //   steps before pingpong: 64 and 128); any S, L, B, H; q, k, v with a unit last stride, other
 //   strides multiples of 8 elements (TMA's 16 bytes) or 0 (a dim broadcast), data 16-byte aligned.
-//   D = 96 rides in two 64-column panels, the second half zero-filled by TMA: S = Q K^T reads
-//   only the 96 real columns, O += P V multiplies 128 (wgmma reads whole MN-major panels).
+//   At D = 96, Q and K ride in two 64-column panels, the second half zero-filled by TMA (S = Q K^T
+//   reads only the 96 real columns), and V in three 32-column panels with the 64-byte swizzle:
+//   O += P V multiplies the 96 real columns (an MN-major operand comes in whole panels, so 128
+//   with 64-column ones).
 // Cost:  4*B*H*S*L*D FLOPs (causal about half); bytes: q and out once, K and V once per block of
 //        Br queries, as v2: (2*S*D + 2*L*D*ceil(S/Br)) * B*H * sizeof(T).
 // Try:   ./build/release/ts_bench --filter /flash_v3   (tests: ts_tests -tc='cuda: flash*')
@@ -83,7 +85,7 @@ namespace {
 [[maybe_unused]] __host__ __device__ constexpr uint32_t consumer_regs(int consumers) {
   return consumers == 3 ? 160 : 240;
 }
-constexpr int kPanel = 64;  // columns per 128-byte swizzle row: a D = 128 tile is two panels
+constexpr int kPanel = 64;  // columns per 128-byte swizzle row: a D = 128 tile of Q or K is two panels
 
 // The steps as compile-time switches.
 struct StepTraits {
@@ -96,9 +98,9 @@ __host__ __device__ constexpr StepTraits traits(FlashV3Step step) {
 // A block: consumer warpgroups of 64 queries each (one wgmma M) and K/V tiles of Bc keys (one
 // m64nBc product per warpgroup for S). K/V stages: 4 at D = 64, 2 above (a third fits beside
 // 128-key tiles at D = 128 and measured no faster on the H200: the products do not wait for the
-// loads), from the ring step on; one before. Shared memory: Q [panels][Br][64], the K and V rings
-// [stages][panels][Bc][64], the barriers, and 1 KiB to align the tiles to 1024 bytes (the 128-byte
-// swizzle's period).
+// loads), from the ring step on; one before. Shared memory: Q [panels][Br][64], the K ring
+// [stages][panels][Bc][64], the V ring [stages][V panels][Bc][64, or 32 at D = 96], the barriers,
+// and 1 KiB to align the tiles to 1024 bytes (the 128-byte swizzle's period).
 template <typename T, int D, FlashV3Step kStep, int kConsumersN, int kBcN>
 struct V3Config {
   using Elem = T;
@@ -106,7 +108,13 @@ struct V3Config {
   static constexpr StepTraits kTraits = traits(kStep);
   static constexpr int kHeadDim = D;
   static constexpr int kPanels = (D + kPanel - 1) / kPanel;
-  static constexpr int kDimsO = kPanels * kPanel;  // columns of the tiles and of O: D = 96 pads to 128
+  static constexpr int kDimsQK = kPanels * kPanel;  // columns of the Q and K tiles: D = 96 pads to 128
+  // V's panels: one 128-byte swizzle row of 64 columns; at D = 96 one 64-byte row of 32, so that
+  // P V's N is the 96 real columns (N counts whole panels of an MN-major operand).
+  static constexpr int kSwizzleV = D == 96 ? 64 : 128;
+  static constexpr int kPanelV = kSwizzleV / 2;
+  static constexpr int kPanelsV = D / kPanelV;
+  static constexpr int kDimsO = D;  // columns of the V tiles and of O
   static constexpr int kConsumers = kConsumersN;
   static constexpr int kThreads = 128 * (1 + kConsumersN);
   static constexpr int kBr = 64 * kConsumersN, kBc = kBcN;
@@ -122,11 +130,16 @@ struct V3Config {
   // S_it's issue, before P_{it-1} V_{it-1}'s), as FlashAttention-3 does above D = 128. Measured
   // both ways at every head dim (ops/attention/README.md, "Where O's rescale runs").
   static constexpr bool kRescaleUnderS = D == 256;
-  static constexpr uint32_t kBytesQ = static_cast<uint32_t>(kBr) * kDimsO * 2;
-  static constexpr uint32_t kBytesKV = static_cast<uint32_t>(kBc) * kDimsO * 2;
+  static constexpr uint32_t kBytesQ = static_cast<uint32_t>(kBr) * kDimsQK * 2;
+  static constexpr uint32_t kBytesK = static_cast<uint32_t>(kBc) * kDimsQK * 2;
+  static constexpr uint32_t kBytesV = static_cast<uint32_t>(kBc) * kDimsO * 2;
   static constexpr size_t kBarriers = 2 + 4 * kStages;
-  static constexpr size_t kSmemBytes = kBytesQ + 2 * kStages * kBytesKV + kBarriers * sizeof(uint64_t) + 1024;
+  static constexpr size_t kSmemBytes =
+      kBytesQ + kStages * (kBytesK + kBytesV) + kBarriers * sizeof(uint64_t) + 1024;
   static_assert(D % 16 == 0 && kBc % 16 == 0, "k-steps of 16 dims, P's fragments of 16 keys");
+  static_assert(D % kPanelV == 0, "V in whole panels");
+  static_assert(kBytesK % 1024 == 0 && kBytesV % 1024 == 0 && (kBc * kPanelV * 2) % 1024 == 0,
+                "every tile and V panel starts on a swizzle period");
   static_assert(kSmemBytes <= 227 * 1024, "an H100/H200 block has at most 227 KiB of shared memory");
 };
 
@@ -172,8 +185,8 @@ struct V3Shared {
     uint8_t* smem = reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(raw) + 1023) & ~uintptr_t{1023});
     q_tile = reinterpret_cast<T*>(smem);
     k_ring = reinterpret_cast<T*>(smem + Cfg::kBytesQ);
-    v_ring = reinterpret_cast<T*>(smem + Cfg::kBytesQ + Cfg::kStages * Cfg::kBytesKV);
-    q_full = reinterpret_cast<uint64_t*>(smem + Cfg::kBytesQ + 2 * Cfg::kStages * Cfg::kBytesKV);
+    v_ring = reinterpret_cast<T*>(smem + Cfg::kBytesQ + Cfg::kStages * Cfg::kBytesK);
+    q_full = reinterpret_cast<uint64_t*>(smem + Cfg::kBytesQ + Cfg::kStages * (Cfg::kBytesK + Cfg::kBytesV));
     q_empty = q_full + 1;
     k_full = q_empty + 1;
     k_empty = k_full + Cfg::kStages;
@@ -192,7 +205,7 @@ struct V3Shared {
     }
     hopper::fence_barrier_init();
   }
-  __device__ __forceinline__ T* k_tile(int stage) const { return k_ring + stage * Cfg::kBc * Cfg::kDimsO; }
+  __device__ __forceinline__ T* k_tile(int stage) const { return k_ring + stage * Cfg::kBc * Cfg::kDimsQK; }
   __device__ __forceinline__ T* v_tile(int stage) const { return v_ring + stage * Cfg::kBc * Cfg::kDimsO; }
   __device__ __forceinline__ static RingSlot slot(int it) {
     return {it % Cfg::kStages, static_cast<uint32_t>((it / Cfg::kStages) & 1)};
@@ -255,17 +268,18 @@ __device__ __forceinline__ void produce(const V3Shared<Cfg>& sh, const TileSched
       const int key0 = (item.n_tiles - 1 - it) * Cfg::kBc;
       const RingSlot s = V3Shared<Cfg>::slot(ring + it);
       mbarrier_wait(&sh.k_empty[s.stage], s.parity ^ 1);  // the consumers gave this stage back
-      mbarrier_arrive_expect_tx(&sh.k_full[s.stage], Cfg::kBytesKV);
+      mbarrier_arrive_expect_tx(&sh.k_full[s.stage], Cfg::kBytesK);
       T* k_tile = sh.k_tile(s.stage);
 #pragma unroll
       for (int c = 0; c < Cfg::kPanels; ++c)
         tma_load_4d(k_tile + c * Cfg::kBc * kPanel, map_k, &sh.k_full[s.stage], c * kPanel, key0, kh, kb);
       mbarrier_wait(&sh.v_empty[s.stage], s.parity ^ 1);
-      mbarrier_arrive_expect_tx(&sh.v_full[s.stage], Cfg::kBytesKV);
+      mbarrier_arrive_expect_tx(&sh.v_full[s.stage], Cfg::kBytesV);
       T* v_tile = sh.v_tile(s.stage);
 #pragma unroll
-      for (int c = 0; c < Cfg::kPanels; ++c)
-        tma_load_4d(v_tile + c * Cfg::kBc * kPanel, map_v, &sh.v_full[s.stage], c * kPanel, key0, vh, vb);
+      for (int c = 0; c < Cfg::kPanelsV; ++c)
+        tma_load_4d(v_tile + c * Cfg::kBc * Cfg::kPanelV, map_v, &sh.v_full[s.stage], c * Cfg::kPanelV, key0, vh,
+                    vb);
     }
     ring += item.n_tiles;
   }
@@ -478,14 +492,18 @@ struct Consumer {
           hopper::smem_descriptor(k_tile + panel * Cfg::kBc * kPanel + within, 16, 1024), k > 0);
     }
   }
-  // O += P V: Bc/16 wgmmas, 16 keys each. V is MN-major: 16 keys are 16 rows of 128 bytes (2 KiB
-  // on), the head dim's panels one Bc-row panel apart (the descriptor's leading offset).
+  // O += P V: Bc/16 wgmmas, 16 keys each. V is MN-major: 16 keys are 16 rows of a panel (128 bytes
+  // each, 64 at D = 96), the head dim's panels one Bc-row panel apart (the descriptor's leading
+  // offset), 8-row groups a swizzle period apart (its stride).
   __device__ __forceinline__ void issue_pv(int stage) {
+    constexpr uint32_t kRowBytes = Cfg::kSwizzleV;
     const T* v_tile = sh.v_tile(stage);
 #pragma unroll
     for (int k = 0; k < Cfg::kBc / 16; ++k)
       hopper::wgmma_m64nNk16_rs<Cfg::kBf16, Cfg::kDimsO>(
-          o, p_frag[k], hopper::smem_descriptor(v_tile + k * 16 * kPanel, Cfg::kBc * kPanel * 2, 1024), 1);
+          o, p_frag[k],
+          hopper::smem_descriptor<Cfg::kSwizzleV>(v_tile + k * 16 * Cfg::kPanelV, Cfg::kBc * kRowBytes, 8 * kRowBytes),
+          1);
   }
   // The scores of tile `tile` as the softmax sees them: negated when scale < 0, and -inf at keys
   // at or past L and (causal) keys j > i, on the tiles that have such keys.
@@ -724,11 +742,11 @@ namespace {
 
 using V3Kernel = void (*)(CUtensorMap, CUtensorMap, CUtensorMap, V3Args);
 
-// The kernel of (dtype, head dim, step, block shape), its shape, its shared memory, and the flag
-// that records on which devices it may use that much.
+// The kernel of (dtype, head dim, step, block shape), its shape, the columns of its V panels, its
+// shared memory, and the flag that records on which devices it may use that much.
 struct V3Launch {
   V3Kernel kernel;
-  int block_rows, threads, keys;
+  int block_rows, threads, keys, v_panel;
   size_t smem;
   std::atomic<uint64_t>* allowed;
 };
@@ -766,7 +784,7 @@ V3Launch launch_of() {
     kernel = ts_flash_attn_fwd_v3_step<Cfg>;
   else
     kernel = named_kernel<T, D, kConsumersN, kBcN>();
-  return {kernel, Cfg::kBr, Cfg::kThreads, kBcN, Cfg::kSmemBytes, &allowed};
+  return {kernel, Cfg::kBr, Cfg::kThreads, kBcN, Cfg::kPanelV, Cfg::kSmemBytes, &allowed};
 }
 
 // The steps before pingpong exist for the head dims the walk from flash_v2 measures (64, 128);
@@ -813,16 +831,20 @@ V3Launch launch_for(int64_t D, int64_t S, bool causal, FlashV3Step step) {
   return launch_of<T, 256, 2, 80>(step);
 }
 
-// The map of a [B, H, rows, D] input read in boxes of `box_rows` x 64; a broadcast or single
-// head (batch) becomes a dim of size 1, its step returned in *head_step (*batch_step).
-hopper::TensorMapSpec input_map(const Tensor& x, int box_rows, int* head_step, int* batch_step, const char* what) {
+// The map of a [B, H, rows, D] input read in boxes of `box_rows` x `box_cols`, a box row one
+// swizzle row (64 columns: 128 bytes, 32: 64); a broadcast or single head (batch) becomes a dim of
+// size 1, its step returned in *head_step (*batch_step).
+hopper::TensorMapSpec input_map(const Tensor& x, int box_rows, int box_cols, int* head_step, int* batch_step,
+                                const char* what) {
   const int64_t B = x.shape()[0], H = x.shape()[1];
   const bool one_batch = B == 1 || x.strides()[0] == 0, one_head = H == 1 || x.strides()[1] == 0;
   *batch_step = one_batch ? 0 : 1;
   *head_step = one_head ? 0 : 1;
-  return hopper::tensor_map_spec_16bit_4d(x.data_ptr(), one_batch ? 1 : B, one_head ? 1 : H, x.shape()[2],
-                                          x.shape()[3], x.strides()[0], x.strides()[1], x.strides()[2], box_rows,
-                                          kPanel, what);
+  hopper::TensorMapSpec spec = hopper::tensor_map_spec_16bit_4d(
+      x.data_ptr(), one_batch ? 1 : B, one_head ? 1 : H, x.shape()[2], x.shape()[3], x.strides()[0], x.strides()[1],
+      x.strides()[2], box_rows, box_cols, what);
+  spec.swizzle_bytes = 2 * box_cols;
+  return spec;
 }
 
 }  // namespace
@@ -877,10 +899,13 @@ void launch_flash_v3(const Tensor& q, const Tensor& k, const Tensor& v, const Sd
   args.causal = fp.causal;
   args.out = out.data_ptr();
   std::array<hopper::TensorMapSpec, 3> specs;  // q, k, v
-  specs[0] = input_map(q, l.block_rows, &args.q_head_step, &args.q_batch_step, "sdpa flash_v3 (q)");
+  specs[0] = input_map(q, l.block_rows, kPanel, &args.q_head_step, &args.q_batch_step, "sdpa flash_v3 (q)");
   // L = 0: no key is ever loaded, and a map of zero rows does not exist: q's stands in.
-  specs[1] = fp.L > 0 ? input_map(k, l.keys, &args.k_head_step, &args.k_batch_step, "sdpa flash_v3 (k)") : specs[0];
-  specs[2] = fp.L > 0 ? input_map(v, l.keys, &args.v_head_step, &args.v_batch_step, "sdpa flash_v3 (v)") : specs[0];
+  specs[1] = fp.L > 0 ? input_map(k, l.keys, kPanel, &args.k_head_step, &args.k_batch_step, "sdpa flash_v3 (k)")
+                      : specs[0];
+  specs[2] = fp.L > 0
+                 ? input_map(v, l.keys, l.v_panel, &args.v_head_step, &args.v_batch_step, "sdpa flash_v3 (v)")
+                 : specs[0];
   // The maps go by value, as __grid_constant__ arguments: 384 of the launch's 448 bytes, read by the
   // TMA unit from the launch's parameters without a fence (ops/attention/README.md, "On the host").
   const CUtensorMap map_q = hopper::make_tensor_map(specs[0]), map_k = hopper::make_tensor_map(specs[1]),
