@@ -156,6 +156,15 @@ __device__ __forceinline__ uint64_t smem_descriptor(const void* tile, uint32_t l
   return d;
 }
 
+// The descriptor of the tile `bytes` further on in shared memory, with the same offsets and
+// swizzle: only the start address (bits 0-13, in 16-byte units) moves. Shared memory ends below
+// 2^18 bytes, so the sum stays in those bits. A kernel that makes its tiles' descriptors once and
+// advances them spends one add per wgmma operand instead of the address arithmetic above.
+__device__ __forceinline__ uint64_t smem_descriptor_advance(uint64_t desc, uint32_t bytes) {
+  const uint32_t low = static_cast<uint32_t>(desc) + (bytes >> 4);
+  return (desc & 0xFFFFFFFF00000000ull) | low;
+}
+
 // Orders this warpgroup's register and shared-memory accesses before the wgmmas that follow.
 __device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
 // Closes the wgmmas issued since the last commit into one group.

@@ -581,7 +581,8 @@ TEST_CASE("nn attention: every number of ops/attention/README.md's Measured and 
                              ts::testing::read_folder("docs/h200-runs/flash_v3_exp2_fma_h100") +
                              ts::testing::read_folder("docs/h200-runs/flash_v3_rescale_under_s_h100") +
                              ts::testing::read_folder("docs/h200-runs/flash_v3_d96_pv_n96_h100") +
-                             ts::testing::read_folder("docs/h200-runs/flash_v3_beside_cudnn_ncu_h100");
+                             ts::testing::read_folder("docs/h200-runs/flash_v3_beside_cudnn_ncu_h100") +
+                             ts::testing::read_folder("docs/h200-runs/flash_v3_descriptor_advance_h100");
   const ts::testing::QuoteCheck n = ts::testing::check_quotes("ops/attention/README.md", readme.substr(from, to - from), corpus);
   CHECK(n.numbers >= 40);
 }

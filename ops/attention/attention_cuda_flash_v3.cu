@@ -460,6 +460,10 @@ struct Consumer {
   uint32_t p_frag[Cfg::kBc / 16][4];  // P: keys 16k..16k+15 as the A fragment k of O += P V
   using Softmax = std::conditional_t<Cfg::kConditionalRescale, ConditionalSoftmax<Cfg>, OnlineSoftmax<Cfg>>;
   Softmax softmax;
+  // The wgmma descriptors of this consumer's Q rows and of stage 0's K and V tiles, made once; a
+  // product advances them to its stage and k-step (hopper::smem_descriptor_advance).
+  static constexpr uint32_t kRowBytesV = Cfg::kSwizzleV;  // a V panel's row: one swizzle row
+  uint64_t q_desc, k_desc, v_desc;
 
   __device__ __forceinline__ Consumer(const V3Shared<Cfg>& shared, const V3Args& a, int consumer)
       : sh(shared), args(a), index(consumer) {
@@ -467,6 +471,11 @@ struct Consumer {
     g = lane / 4;
     t = lane % 4;
     warp_row = ((threadIdx.x / 32) % 4) * 16;
+    // K-major Q and K: 128-byte rows, 8-row groups 1024 bytes apart. MN-major V: panels one Bc-row
+    // panel apart (the leading offset), 8-row groups a swizzle period apart (the stride).
+    q_desc = hopper::smem_descriptor(sh.q_tile + index * 64 * kPanel, 16, 1024);
+    k_desc = hopper::smem_descriptor(sh.k_tile(0), 16, 1024);
+    v_desc = hopper::smem_descriptor<Cfg::kSwizzleV>(sh.v_tile(0), Cfg::kBc * kRowBytesV, 8 * kRowBytesV);
   }
 
   __device__ __forceinline__ void start(const WorkItem& item) {
@@ -482,28 +491,25 @@ struct Consumer {
   // only). Q's and K's rows are K-major 128-byte swizzle rows: dims 16k.. of panel k / 4 start 32
   // bytes further per step.
   __device__ __forceinline__ void issue_qk(float (&s)[kScoreRegs], int stage) const {
-    const T* q_rows = sh.q_tile + index * 64 * kPanel;
-    const T* k_tile = sh.k_tile(stage);
+    using hopper::smem_descriptor_advance;
+    const uint64_t k_stage = smem_descriptor_advance(k_desc, stage * Cfg::kBytesK);
 #pragma unroll
     for (int k = 0; k < Cfg::kHeadDim / 16; ++k) {
       const int panel = k / 4, within = (k % 4) * 16;
       hopper::wgmma_m64nNk16_ss<Cfg::kBf16, Cfg::kBc>(
-          s, hopper::smem_descriptor(q_rows + panel * Cfg::kBr * kPanel + within, 16, 1024),
-          hopper::smem_descriptor(k_tile + panel * Cfg::kBc * kPanel + within, 16, 1024), k > 0);
+          s, smem_descriptor_advance(q_desc, (panel * Cfg::kBr * kPanel + within) * sizeof(T)),
+          smem_descriptor_advance(k_stage, (panel * Cfg::kBc * kPanel + within) * sizeof(T)), k > 0);
     }
   }
-  // O += P V: Bc/16 wgmmas, 16 keys each. V is MN-major: 16 keys are 16 rows of a panel (128 bytes
-  // each, 64 at D = 96), the head dim's panels one Bc-row panel apart (the descriptor's leading
-  // offset), 8-row groups a swizzle period apart (its stride).
+  // O += P V: Bc/16 wgmmas, 16 keys each. V is MN-major: 16 keys are 16 rows of each panel (128
+  // bytes a row, 64 at D = 96), 16 rows further per step.
   __device__ __forceinline__ void issue_pv(int stage) {
-    constexpr uint32_t kRowBytes = Cfg::kSwizzleV;
-    const T* v_tile = sh.v_tile(stage);
+    using hopper::smem_descriptor_advance;
+    const uint64_t v_stage = smem_descriptor_advance(v_desc, stage * Cfg::kBytesV);
 #pragma unroll
     for (int k = 0; k < Cfg::kBc / 16; ++k)
       hopper::wgmma_m64nNk16_rs<Cfg::kBf16, Cfg::kDimsO>(
-          o, p_frag[k],
-          hopper::smem_descriptor<Cfg::kSwizzleV>(v_tile + k * 16 * Cfg::kPanelV, Cfg::kBc * kRowBytes, 8 * kRowBytes),
-          1);
+          o, p_frag[k], smem_descriptor_advance(v_stage, k * 16 * kRowBytesV), 1);
   }
   // The scores of tile `tile` as the softmax sees them: negated when scale < 0, and -inf at keys
   // at or past L and (causal) keys j > i, on the tiles that have such keys.

@@ -8,10 +8,15 @@ for r in list(csv.reader(open('smi.csv')))[1:]:
         t = datetime.datetime.strptime(r[0].strip(), '%Y/%m/%d %H:%M:%S.%f').replace(tzinfo=datetime.timezone.utc).timestamp()
         rows.append((t, float(r[1]), float(r[2]), float(r[3]), float(r[4])))
     except Exception: pass
-marks = {}
+marks = {}  # run name (numbered when a name repeats) -> its start and end
+seen = {}
 for line in open('sustained_marks.txt'):
-    *name, kind, t = line.split()
-    marks.setdefault(' '.join(name), {})[kind] = float(t)
+    *words, kind, t = line.split()
+    name = ' '.join(words)
+    if kind == 'start':
+        seen[name] = seen.get(name, 0) + 1
+    key = name if seen[name] == 1 else f"{name} #{seen[name]}"
+    marks.setdefault(key, {})[kind] = float(t)
 print(f"{'run':28s} {'samples':>7s} {'SM MHz':>7s} {'W':>6s} {'util%':>5s} {'temp':>4s}")
 for name, m in marks.items():
     # the GPU is busy from about 1 s after the process starts (imports, allocations)
